@@ -1,0 +1,63 @@
+/**
+ * Open a model file: read it once into memory and dispatch on its magic.
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { ModelFormatError } from '../errors.js';
+import { GGUF_MAGIC, parseGGUF } from './gguf.js';
+import { parseLlama2c } from './llama2c.js';
+import type { ModelFile } from './model-file.js';
+
+export interface OpenOptions {
+  /**
+   * Where the file bytes go. Defaults to a fresh Uint8Array. A caller that computes in
+   * WebAssembly passes an allocator inside its memory so the weights are never copied again.
+   */
+  allocate?: (bytes: number) => Uint8Array;
+}
+
+/** Read a whole file into one buffer (chunked reads, so files > 2 GiB work). */
+export function readWholeFile(path: string, allocate?: (n: number) => Uint8Array): Uint8Array {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new ModelFormatError(`model file not found: ${path}`);
+    if (code === 'EISDIR') throw new ModelFormatError(`expected a model file but got a directory: ${path}`);
+    throw new ModelFormatError(`cannot open ${path}: ${(e as Error).message}`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (st.isDirectory()) throw new ModelFormatError(`expected a model file but got a directory: ${path}`);
+    const size = st.size;
+    const buf = allocate ? allocate(size) : new Uint8Array(size);
+    let pos = 0;
+    const CHUNK = 1 << 28;
+    while (pos < size) {
+      const n = readSync(fd, buf, pos, Math.min(CHUNK, size - pos), pos);
+      if (n <= 0) throw new ModelFormatError(`${path}: unexpected end of file while reading`);
+      pos += n;
+    }
+    return buf;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Open a GGUF or llama2.c model file. */
+export function openModelFile(path: string, opts: OpenOptions = {}): ModelFile {
+  const t0 = performance.now();
+  const buffer = readWholeFile(path, opts.allocate);
+  if (buffer.byteLength === 0) throw new ModelFormatError(`${path}: file is empty`);
+  const magic = buffer.byteLength >= 4 ? new DataView(buffer.buffer, buffer.byteOffset, 4).getUint32(0, true) : -1;
+  if (magic === GGUF_MAGIC) {
+    const g = parseGGUF(buffer, path);
+    return { kind: 'gguf', path, version: g.version, meta: g.meta, tensors: g.tensors, bytes: buffer.byteLength, buffer, loadMs: performance.now() - t0 };
+  }
+  // llama2.c checkpoints have no magic; anything ending in .gguf must be GGUF.
+  if (path.toLowerCase().endsWith('.gguf')) {
+    throw new ModelFormatError(`${path}: not a GGUF file (bad magic 0x${(magic >>> 0).toString(16).padStart(8, '0')})`);
+  }
+  const l = parseLlama2c(buffer, path);
+  return { kind: 'llama2c', path, version: 0, meta: l.meta, tensors: l.tensors, bytes: buffer.byteLength, buffer, loadMs: performance.now() - t0 };
+}
