@@ -1,0 +1,61 @@
+/**
+ * Causal scaled dot-product attention (Vaswani et al. 2017) over a KV cache, with grouped-query
+ * heads (Ainslie et al. 2023: query head h reads KV head ⌊h / (nHead/nHeadKv)⌋), an optional
+ * sliding window (key j visible from query i iff i − window < j ≤ i) and optional score
+ * soft-capping (Gemma 2: s ← cap·tanh(s/cap)). Softmax runs in f32 storage, double arithmetic.
+ */
+
+/** Shapes and options of one attention call. */
+export interface AttentionShape {
+  nHead: number;
+  nHeadKv: number;
+  headDim: number;
+  /** Score multiplier applied to q·k. */
+  scale: number;
+  /** 0 = no window. */
+  window: number;
+  /** 0 = no soft-cap. */
+  softcap: number;
+}
+
+/**
+ * out (nTokens × nHead·headDim) = attention of q (nTokens × nHead·headDim) at positions
+ * pos0.. over cached keys/values kc, vc ((capacity, nHeadKv·headDim) rows, rows 0..pos0+nTokens−1
+ * filled). `scores` is scratch of at least pos0+nTokens floats.
+ */
+export function attention(out: Float32Array, q: Float32Array, kc: Float32Array, vc: Float32Array,
+  pos0: number, nTokens: number, s: AttentionShape, scores: Float32Array): void {
+  const { nHead, nHeadKv, headDim, scale, window, softcap } = s;
+  const qDim = nHead * headDim;
+  const kvDim = nHeadKv * headDim;
+  const group = nHead / nHeadKv;
+  for (let t = 0; t < nTokens; t++) {
+    const pos = pos0 + t;
+    const lo = window > 0 ? Math.max(0, pos - window + 1) : 0;
+    const n = pos - lo + 1;
+    for (let h = 0; h < nHead; h++) {
+      const qOff = t * qDim + h * headDim;
+      const kvOff = Math.floor(h / group) * headDim;
+      let max = -Infinity;
+      for (let j = 0; j < n; j++) {
+        const kOff = (lo + j) * kvDim + kvOff;
+        let d = 0;
+        for (let i = 0; i < headDim; i++) d += q[qOff + i]! * kc[kOff + i]!;
+        d *= scale;
+        if (softcap > 0) d = softcap * Math.tanh(d / softcap);
+        scores[j] = d;
+        if (scores[j]! > max) max = scores[j]!;
+      }
+      let sum = 0;
+      for (let j = 0; j < n; j++) { const e = Math.exp(scores[j]! - max); scores[j] = e; sum += e; }
+      const inv = 1 / sum;
+      const oOff = t * qDim + h * headDim;
+      for (let i = 0; i < headDim; i++) out[oOff + i] = 0;
+      for (let j = 0; j < n; j++) {
+        const p = scores[j]! * inv;
+        const vOff = (lo + j) * kvDim + kvOff;
+        for (let i = 0; i < headDim; i++) out[oOff + i] += p * vc[vOff + i]!;
+      }
+    }
+  }
+}

@@ -1,0 +1,212 @@
+/**
+ * The one shared forward pass for every decoder-only family: embeddings → N blocks (norm,
+ * attention over the KV cache, FFN, residuals as the spec says) → final norm → logits.
+ * Prefill runs the whole batch through each matmul (one read of every weight row); decode is the
+ * same code with one token. Scratch buffers are allocated per model and grown only when a larger
+ * batch arrives, so decoding allocates nothing but the returned logits.
+ */
+import { ContextOverflowError, InvalidOptionError } from '../errors.js';
+import { KVCache } from '../kv/cache.js';
+import { geluF16, gelu, silu, softcap } from './kernels/activations.js';
+import { attention, type AttentionShape } from './kernels/attention.js';
+import { matmul } from './kernels/matmul.js';
+import { layernorm, rmsnorm } from './kernels/norm.js';
+import { ropeApply, ropeCosSin } from './kernels/rope.js';
+import { readRow } from './kernels/row.js';
+import type { ForwardOptions, Model, ModelConfig } from './model.js';
+import type { NormKind, NormWeights, TransformerSpec } from './spec.js';
+
+/** Per-batch scratch (rows = tokens). */
+interface Scratch {
+  cap: number;
+  x: Float32Array; h: Float32Array; proj: Float32Array;
+  q: Float32Array; k: Float32Array; v: Float32Array; qkv: Float32Array; att: Float32Array;
+  gate: Float32Array; up: Float32Array;
+  cos: Float32Array; sin: Float32Array;
+}
+
+/** A Model executing a TransformerSpec. */
+export class TransformerModel implements Model {
+  readonly config: ModelConfig;
+  readonly weightBytes: number;
+  private scratch: Scratch | null = null;
+  private scores = new Float32Array(0);
+  private readonly qDim: number;
+  private readonly kvDim: number;
+  private readonly shapes: AttentionShape[];
+
+  constructor(readonly spec: TransformerSpec, weightBytes: number) {
+    this.config = spec.config;
+    this.weightBytes = weightBytes;
+    const c = spec.config;
+    this.qDim = c.nHead * c.headDim;
+    this.kvDim = c.nHeadKv * c.headDim;
+    this.shapes = spec.layers.map((l) => ({
+      nHead: c.nHead, nHeadKv: c.nHeadKv, headDim: c.headDim, scale: spec.attnScale, window: l.window, softcap: spec.attnSoftcap,
+    }));
+  }
+
+  /** A cache for up to maxTokens positions (default and maximum: the model's context length). */
+  createCache(maxTokens: number = this.config.nCtx): KVCache {
+    if (!Number.isInteger(maxTokens) || maxTokens <= 0) throw new InvalidOptionError(`cache size must be a positive integer, got ${maxTokens}`);
+    if (maxTokens > this.config.nCtx) {
+      throw new ContextOverflowError(`requested context of ${maxTokens} tokens exceeds the model's context length ${this.config.nCtx}`);
+    }
+    return new KVCache(this.config.nLayer, this.kvDim, maxTokens);
+  }
+
+  /**
+   * Run tokens at positions cache.length.. and append their keys/values. Returns a fresh array:
+   * the last position's logits (nVocab), or every position's (nTokens × nVocab) with allLogits.
+   */
+  forward(tokens: ArrayLike<number>, cache: KVCache, opts: ForwardOptions = {}): Float32Array {
+    const spec = this.spec;
+    const c = this.config;
+    const nT = tokens.length;
+    if (nT === 0) throw new InvalidOptionError('forward needs at least one token');
+    for (let i = 0; i < nT; i++) {
+      const t = tokens[i]!;
+      if (!Number.isInteger(t) || t < 0 || t >= c.nVocab) {
+        throw new InvalidOptionError(`invalid token id ${t} at index ${i}: ids must be integers in [0, ${c.nVocab})`);
+      }
+    }
+    if (cache.nLayers !== c.nLayer || cache.kvDim !== this.kvDim) {
+      throw new InvalidOptionError(`KV cache shape (${cache.nLayers} layers × ${cache.kvDim}) does not match the model (${c.nLayer} × ${this.kvDim})`);
+    }
+    const pos0 = cache.length;
+    cache.ensureRoom(nT);
+    if (pos0 + nT > c.nCtx) {
+      throw new ContextOverflowError(`context is full: ${pos0} cached + ${nT} new tokens exceed the model's context length ${c.nCtx}`);
+    }
+    const s = this.scratchFor(nT);
+    if (this.scores.length < pos0 + nT) this.scores = new Float32Array(Math.max(pos0 + nT, Math.min(c.nCtx, 2 * (pos0 + nT))));
+    const E = c.nEmbd, qDim = this.qDim, kvDim = this.kvDim, headDim = c.headDim;
+    const { x, h, proj, q, k, v, qkv, att, gate, up, cos, sin } = s;
+
+    // Embeddings.
+    for (let t = 0; t < nT; t++) {
+      readRow(x, t * E, spec.tokenEmbd, tokens[t]!, E);
+      if (spec.embdScale !== 1) for (let i = 0; i < E; i++) x[t * E + i] = x[t * E + i]! * spec.embdScale;
+      if (spec.posEmbd) {
+        readRow(h, 0, spec.posEmbd, pos0 + t, E);
+        for (let i = 0; i < E; i++) x[t * E + i] = x[t * E + i]! + h[i]!;
+      }
+    }
+    // Rotary angles, once per position for all layers.
+    const rope = spec.rope;
+    const half = rope ? rope.nRot >> 1 : 0;
+    if (rope) for (let t = 0; t < nT; t++) ropeCosSin(cos, sin, t * half, pos0 + t, rope);
+
+    for (let l = 0; l < spec.layers.length; l++) {
+      const L = spec.layers[l]!;
+      // Attention input.
+      let attnIn = x;
+      if (L.attnNorm) { this.normRows(h, x, L.attnNorm, E, nT); attnIn = h; }
+      if (L.wqkv) {
+        const n = qDim + 2 * kvDim;
+        matmul(qkv, L.wqkv, attnIn, E, n, nT);
+        addBias(qkv, L.bqkv, n, nT);
+        for (let t = 0; t < nT; t++) {
+          const b = t * n;
+          q.set(qkv.subarray(b, b + qDim), t * qDim);
+          k.set(qkv.subarray(b + qDim, b + qDim + kvDim), t * kvDim);
+          v.set(qkv.subarray(b + qDim + kvDim, b + n), t * kvDim);
+        }
+      } else {
+        matmul(q, L.wq!, attnIn, E, qDim, nT); addBias(q, L.bq, qDim, nT);
+        matmul(k, L.wk!, attnIn, E, kvDim, nT); addBias(k, L.bk, kvDim, nT);
+        matmul(v, L.wv!, attnIn, E, kvDim, nT); addBias(v, L.bv, kvDim, nT);
+      }
+      if (L.qNorm && L.kNorm) {
+        if (spec.qkNorm === 'head') {
+          this.normRows(q, q, L.qNorm, headDim, nT * c.nHead, spec.qkNormKind);
+          this.normRows(k, k, L.kNorm, headDim, nT * c.nHeadKv, spec.qkNormKind);
+        } else {
+          this.normRows(q, q, L.qNorm, qDim, nT, spec.qkNormKind);
+          this.normRows(k, k, L.kNorm, kvDim, nT, spec.qkNormKind);
+        }
+      }
+      if (rope) {
+        for (let t = 0; t < nT; t++) {
+          ropeApply(q, t * qDim, c.nHead, headDim, rope.nRot, cos, sin, t * half, spec.ropeNeox);
+          ropeApply(k, t * kvDim, c.nHeadKv, headDim, rope.nRot, cos, sin, t * half, spec.ropeNeox);
+        }
+      }
+      const kc = cache.k[l]!, vc = cache.v[l]!;
+      kc.set(k.subarray(0, nT * kvDim), pos0 * kvDim);
+      vc.set(v.subarray(0, nT * kvDim), pos0 * kvDim);
+      attention(att, q, kc, vc, pos0, nT, this.shapes[l]!, this.scores);
+      matmul(proj, L.wo, att, qDim, E, nT);
+      addBias(proj, L.bo, E, nT);
+      if (L.postAttnNorm) this.normRows(proj, proj, L.postAttnNorm, E, nT);
+      for (let i = 0; i < nT * E; i++) x[i] = x[i]! + proj[i]!;
+
+      // Feed-forward.
+      let ffnIn = x;
+      if (L.ffnNorm) { this.normRows(h, x, L.ffnNorm, E, nT); ffnIn = h; }
+      else if (spec.parallelResidual && L.attnNorm) ffnIn = h; // still the attention-normed input
+      const F = c.nFF;
+      const act = spec.ffnAct === 'silu' ? silu : spec.geluF16 ? geluF16 : gelu;
+      if (L.fusedGateUp) {
+        matmul(up, L.ffnUp, ffnIn, E, 2 * F, nT);
+        addBias(up, L.bUp, 2 * F, nT);
+        for (let t = 0; t < nT; t++) {
+          const b = t * 2 * F;
+          for (let i = 0; i < F; i++) gate[t * F + i] = act(up[b + i]!) * up[b + F + i]!;
+        }
+      } else if (L.ffnGate) {
+        matmul(gate, L.ffnGate, ffnIn, E, F, nT); addBias(gate, L.bGate, F, nT);
+        matmul(up, L.ffnUp, ffnIn, E, F, nT); addBias(up, L.bUp, F, nT);
+        for (let i = 0; i < nT * F; i++) gate[i] = act(gate[i]!) * up[i]!;
+      } else {
+        matmul(gate, L.ffnUp, ffnIn, E, F, nT); addBias(gate, L.bUp, F, nT);
+        for (let i = 0; i < nT * F; i++) gate[i] = act(gate[i]!);
+      }
+      matmul(proj, L.ffnDown, gate, F, E, nT);
+      addBias(proj, L.bDown, E, nT);
+      if (L.postFfnNorm) this.normRows(proj, proj, L.postFfnNorm, E, nT);
+      for (let i = 0; i < nT * E; i++) x[i] = x[i]! + proj[i]!;
+    }
+
+    // Output: only the positions whose logits are wanted.
+    const first = opts.allLogits ? 0 : nT - 1;
+    const nOut = nT - first;
+    if (first > 0) x.copyWithin(0, first * E, nT * E);
+    this.normRows(h, x, spec.outputNorm, E, nOut);
+    const logits = new Float32Array(nOut * c.nVocab);
+    matmul(logits, spec.output, h, E, c.nVocab, nOut);
+    if (spec.finalSoftcap > 0) softcap(logits, 0, logits.length, spec.finalSoftcap);
+    cache.advance(nT);
+    return logits;
+  }
+
+  /** Normalise `rows` rows of n values from src into dst (may alias). */
+  private normRows(dst: Float32Array, src: Float32Array, nw: NormWeights, n: number, rows: number, kind: NormKind = this.spec.normKind): void {
+    const eps = this.spec.normEps;
+    if (kind === 'rms') for (let r = 0; r < rows; r++) rmsnorm(dst, r * n, src, r * n, nw.w, n, eps);
+    else for (let r = 0; r < rows; r++) layernorm(dst, r * n, src, r * n, nw.w, nw.b, n, eps);
+  }
+
+  private scratchFor(nT: number): Scratch {
+    if (this.scratch && this.scratch.cap >= nT) return this.scratch;
+    const c = this.config;
+    const cap = Math.max(nT, this.scratch ? this.scratch.cap : 0);
+    const half = this.spec.rope ? this.spec.rope.nRot >> 1 : 0;
+    const f = (n: number) => new Float32Array(cap * n);
+    this.scratch = {
+      cap,
+      x: f(c.nEmbd), h: f(Math.max(c.nEmbd, 1)), proj: f(c.nEmbd),
+      q: f(this.qDim), k: f(this.kvDim), v: f(this.kvDim),
+      qkv: f(this.spec.layers.some((l) => l.wqkv) ? this.qDim + 2 * this.kvDim : 0),
+      att: f(this.qDim), gate: f(c.nFF), up: f(this.spec.layers.some((l) => l.fusedGateUp) ? 2 * c.nFF : c.nFF),
+      cos: f(half), sin: f(half),
+    };
+    return this.scratch;
+  }
+}
+
+/** buf[t][i] += b[i] for every row (no-op without a bias). */
+function addBias(buf: Float32Array, b: Float32Array | null, n: number, nT: number): void {
+  if (!b) return;
+  for (let t = 0; t < nT; t++) for (let i = 0; i < n; i++) buf[t * n + i] = buf[t * n + i]! + b[i]!;
+}
