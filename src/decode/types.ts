@@ -21,9 +21,14 @@ export interface ProcessorContext {
   readonly promptLength: number;
 }
 
+/** A setting as reported by `describe()`: JSON-friendly scalars and small records. */
+export type ParamValue = number | string | boolean | null | readonly ParamValue[] | { readonly [k: string]: ParamValue };
+
 /** Reshapes candidate logits (temperature, top-k, penalties, ...). */
 export interface LogitsProcessor {
   readonly name: string;
+  /** The settings this processor runs with, for reporting the effective chain. */
+  readonly params?: Readonly<Record<string, ParamValue>>;
   apply(c: Candidates, ctx: ProcessorContext): void;
   /** Called with each chosen token (for stateful processors). */
   accept?(token: number): void;
@@ -34,5 +39,7 @@ export interface LogitsProcessor {
 /** Picks one token from the (processed) candidates. */
 export interface Sampler {
   readonly name: string;
+  /** The settings this sampler runs with, for reporting the effective chain. */
+  readonly params?: Readonly<Record<string, ParamValue>>;
   select(c: Candidates, rng: Rng): number;
 }
