@@ -5,12 +5,22 @@
 import { ModelFormatError, UnsupportedError } from '../errors.js';
 import type { ModelFile } from '../format/model-file.js';
 import type { Family } from './family.js';
+import { gemma } from './families/gemma.js';
+import { gemma2 } from './families/gemma2.js';
+import { gpt2 } from './families/gpt2.js';
+import { internlm2 } from './families/internlm2.js';
 import { llama } from './families/llama.js';
+import { olmo2 } from './families/olmo2.js';
+import { phi3 } from './families/phi3.js';
+import { qwen2 } from './families/qwen2.js';
+import { qwen3 } from './families/qwen3.js';
+import { stablelm } from './families/stablelm.js';
+import { starcoder2 } from './families/starcoder2.js';
 import type { Model } from './model.js';
 import type { SpecOptions } from './standard.js';
 import { TransformerModel } from './transformer.js';
 
-const FAMILIES: Family[] = [llama];
+const FAMILIES: Family[] = [llama, qwen2, qwen3, gemma, gemma2, phi3, gpt2, stablelm, starcoder2, olmo2, internlm2];
 
 /** Options for loadModel. */
 export type LoadModelOptions = SpecOptions;
