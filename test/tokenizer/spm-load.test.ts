@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { needsShared, sharedPath } from '../helpers.js';
 import { ModelFormatError, UnsupportedError } from '../../src/errors.js';
+import type { MetaValue } from '../../src/format/model-file.js';
 import { openModelFile } from '../../src/format/open.js';
 import { writeGGUF } from '../../src/format/gguf-writer.js';
 import { createTokenizerFromGGUF } from '../../src/tokenizer/from-gguf.js';
@@ -73,12 +74,12 @@ test('a GGUF without tokenizer metadata is a ModelFormatError', { skip }, () => 
 });
 
 test('an unknown tokenizer model is an UnsupportedError naming it', () => {
-  const meta = new Map([['tokenizer.ggml.model', 'rwkv'], ['tokenizer.ggml.tokens', ['a', 'b']]] as const);
+  const meta = new Map<string, MetaValue>([['tokenizer.ggml.model', 'rwkv'], ['tokenizer.ggml.tokens', ['a', 'b']]]);
   assert.throws(() => createTokenizerFromGGUF(meta, 'x.gguf'),
     (e: unknown) => e instanceof UnsupportedError && /x\.gguf: tokenizer model "rwkv" is not supported/.test(e.message));
-  const badId = new Map<string, string | number | string[]>([['tokenizer.ggml.model', 'llama'], ['tokenizer.ggml.tokens', ['a', 'b']], ['tokenizer.ggml.bos_token_id', 7]]);
+  const badId = new Map<string, MetaValue>([['tokenizer.ggml.model', 'llama'], ['tokenizer.ggml.tokens', ['a', 'b']], ['tokenizer.ggml.bos_token_id', 7]]);
   assert.throws(() => createTokenizerFromGGUF(badId, 'y.gguf'), /bos_token_id = 7 is outside the vocabulary \(2 tokens\)/);
-  const badScores = new Map<string, string | number[] | string[]>([['tokenizer.ggml.model', 'llama'], ['tokenizer.ggml.tokens', ['a', 'b']], ['tokenizer.ggml.scores', [0]]]);
+  const badScores = new Map<string, MetaValue>([['tokenizer.ggml.model', 'llama'], ['tokenizer.ggml.tokens', ['a', 'b']], ['tokenizer.ggml.scores', [0]]]);
   assert.throws(() => createTokenizerFromGGUF(badScores, 'z.gguf'), /scores has 1 entries but the vocabulary has 2/);
 });
 
