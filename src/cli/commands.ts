@@ -1,9 +1,13 @@
 /** The list of CLI commands: adding one is one import and one entry. */
 import type { Command } from 'commander';
 import { register as tokenize } from './tokenize.js';
+import { register as evalCmd } from './eval.js';
+import { register as info } from './info.js';
 
 export type RegisterCommand = (program: Command) => void;
 
 export const commands: RegisterCommand[] = [
   tokenize,
+  evalCmd,
+  info,
 ];
