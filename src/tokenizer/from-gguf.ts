@@ -6,6 +6,7 @@
  */
 import { ModelFormatError, UnsupportedError } from '../errors.js';
 import type { MetaValue } from '../format/model-file.js';
+import { createBpeTokenizerFromGGUF } from './bpe-from-gguf.js';
 import { createSpmTokenizer } from './spm.js';
 import type { Tokenizer } from './tokenizer.js';
 import { TokenType } from './tokenizer.js';
@@ -25,9 +26,7 @@ export function createTokenizerFromGGUF(meta: ReadonlyMap<string, MetaValue>, so
     case 'llama':
       return spmFromGGUF(r);
     case 'gpt2':
-      // HOOK(bpe): the byte-level BPE helper wires this to
-      //   `return createBpeTokenizerFromGGUF(meta, source);` from './bpe-from-gguf.js'.
-      throw new UnsupportedError(`${source}: tokenizer model "gpt2" (byte-level BPE) is not supported yet`);
+      return createBpeTokenizerFromGGUF(meta, source);
     default:
       throw new UnsupportedError(`${source}: tokenizer model "${model}" is not supported (supported: ${SUPPORTED_GGUF_TOKENIZERS.join(', ')})`);
   }
