@@ -3,8 +3,6 @@ import type { Command } from 'commander';
 import { register as tokenize } from './tokenize.js';
 import { register as evalCmd } from './eval.js';
 import { register as info } from './info.js';
-import { register as quantize } from './quantize.js';
-import { register as synth } from './synth.js';
 import { register as template } from './template.js';
 
 export type RegisterCommand = (program: Command) => void;
@@ -13,7 +11,5 @@ export const commands: RegisterCommand[] = [
   tokenize,
   evalCmd,
   info,
-  quantize,
-  synth,
   template,
 ];
