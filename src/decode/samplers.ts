@@ -12,7 +12,7 @@ import type { Candidates, Sampler } from './types.js';
 export class GreedySampler implements Sampler {
   readonly name = 'greedy';
   readonly params = {};
-  select(c: Candidates): number {
+  select(c: Candidates, _rng?: Rng): number {
     const i = argmaxCandidates(c);
     if (i < 0 || c.logits[i] === -Infinity) throw noCandidateError();
     return c.ids[i]!;

@@ -3,7 +3,7 @@
  * bans the token outright: its probability becomes exactly 0 and no sampler can pick it.
  */
 import { forEachListed } from '../candidates.js';
-import type { Candidates, LogitsProcessor, ParamValue } from '../types.js';
+import type { Candidates, LogitsProcessor, ParamValue, ProcessorContext } from '../types.js';
 import { InvalidOptionError } from '../../errors.js';
 import { describeValue } from './check.js';
 
@@ -29,7 +29,7 @@ export class LogitBias implements LogitsProcessor {
     this.bias = new Map(bias);
     this.params = { bias: shown };
   }
-  apply(c: Candidates): void {
+  apply(c: Candidates, _ctx?: ProcessorContext): void {
     const lg = c.logits;
     forEachListed(c, this.bias, (i, b) => { lg[i] = lg[i]! + b; });
     if (this.bias.size > 0) c.sorted = false;

@@ -4,7 +4,7 @@
  * softmax is needed. The top token always survives; min_p = 0 keeps everything.
  */
 import { maxLogit, retainCandidates } from '../candidates.js';
-import type { Candidates, LogitsProcessor } from '../types.js';
+import type { Candidates, LogitsProcessor, ProcessorContext } from '../types.js';
 import { checkNumber } from './check.js';
 
 /** Drops candidates whose probability is below min_p times the top probability; keeps order. */
@@ -15,7 +15,7 @@ export class MinP implements LogitsProcessor {
     checkNumber('minP', minP, 0, 1);
     this.params = { minP };
   }
-  apply(c: Candidates): void {
+  apply(c: Candidates, _ctx?: ProcessorContext): void {
     if (this.minP === 0 || c.size <= 1) return;
     const m = maxLogit(c);
     if (m === -Infinity) return;

@@ -2,7 +2,7 @@
  * Temperature scaling: l_i ← l_i / T, so p_i ∝ exp(l_i / T). T < 1 sharpens, T > 1 flattens.
  * T = 0 (greedy) is not a temperature: options.ts maps it to the greedy sampler instead.
  */
-import type { Candidates, LogitsProcessor } from '../types.js';
+import type { Candidates, LogitsProcessor, ProcessorContext } from '../types.js';
 import { checkNumber } from './check.js';
 
 /** Divides every live logit by T (T > 0, finite). Order is preserved, so `sorted` stays valid. */
@@ -15,7 +15,7 @@ export class Temperature implements LogitsProcessor {
     this.params = { temperature };
     this.inv = 1 / temperature;
   }
-  apply(c: Candidates): void {
+  apply(c: Candidates, _ctx?: ProcessorContext): void {
     const lg = c.logits, inv = this.inv;
     for (let i = 0; i < c.size; i++) lg[i] = lg[i]! * inv;
   }

@@ -3,7 +3,7 @@
  * highest-logit candidates, ties broken by lower id. k = 0 disables; k ≥ size keeps everything.
  */
 import { sortTopCandidates, truncateCandidates } from '../candidates.js';
-import type { Candidates, LogitsProcessor } from '../types.js';
+import type { Candidates, LogitsProcessor, ProcessorContext } from '../types.js';
 import { checkNumber } from './check.js';
 
 /** Keeps the k best candidates (partial sort: O(size + k log k)); leaves them sorted. */
@@ -14,7 +14,7 @@ export class TopK implements LogitsProcessor {
     checkNumber('topK', k, 0, Number.MAX_SAFE_INTEGER, { integer: true });
     this.params = { k };
   }
-  apply(c: Candidates): void {
+  apply(c: Candidates, _ctx?: ProcessorContext): void {
     if (this.k === 0 || this.k >= c.size) return;
     sortTopCandidates(c, this.k);
     truncateCandidates(c, this.k);

@@ -7,7 +7,7 @@
  * then 8× more each round) until its mass reaches p; the nucleus is usually tiny.
  */
 import { maxLogit, sortTopCandidates, truncateCandidates } from '../candidates.js';
-import type { Candidates, LogitsProcessor } from '../types.js';
+import type { Candidates, LogitsProcessor, ProcessorContext } from '../types.js';
 import { checkNumber } from './check.js';
 
 /** Keeps the smallest highest-probability set with cumulative probability ≥ p; leaves it sorted. */
@@ -18,7 +18,7 @@ export class TopP implements LogitsProcessor {
     checkNumber('topP', topP, 0, 1, { minOpen: true });
     this.params = { topP };
   }
-  apply(c: Candidates): void {
+  apply(c: Candidates, _ctx?: ProcessorContext): void {
     if (this.topP >= 1 || c.size <= 1) return;
     const lg = c.logits, n = c.size;
     const m = maxLogit(c);

@@ -6,7 +6,7 @@
  * The survivors are left in typicality order, so `sorted` is cleared. typical_p = 1 keeps all.
  */
 import { softmaxCandidates } from '../candidates.js';
-import type { Candidates, LogitsProcessor } from '../types.js';
+import type { Candidates, LogitsProcessor, ProcessorContext } from '../types.js';
 import { checkNumber } from './check.js';
 
 /** Typical-p truncation; scratch buffers are grown once and reused across steps. */
@@ -22,7 +22,7 @@ export class TypicalP implements LogitsProcessor {
     checkNumber('typicalP', typicalP, 0, 1, { minOpen: true });
     this.params = { typicalP };
   }
-  apply(c: Candidates): void {
+  apply(c: Candidates, _ctx?: ProcessorContext): void {
     if (this.typicalP >= 1 || c.size <= 1) return;
     const n = c.size;
     this.grow(c.ids.length);
