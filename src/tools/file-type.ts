@@ -1,0 +1,65 @@
+/**
+ * Target file types of `quantize`/`synth` and llama.cpp's rules for which tensor gets which type
+ * (llama-quant.cpp: `llama_model_quantize_impl`, `llama_tensor_get_type`).
+ */
+import { InvalidOptionError } from '../errors.js';
+import { blockLayout, GGMLType } from '../format/dtypes.js';
+
+export interface FileTypeSpec {
+  /** Name as given on the command line (llama-quantize spells them the same). */
+  name: string;
+  /** Type of the 2-D weight matrices. */
+  type: GGMLType;
+  /** `general.file_type` value (llama.h `enum llama_ftype`). */
+  ftype: number;
+}
+
+/** Supported targets. LLAMA_FTYPE_ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q8_0 = 7, MOSTLY_BF16 = 32. */
+export const FILE_TYPES: readonly FileTypeSpec[] = [
+  { name: 'F32', type: GGMLType.F32, ftype: 0 },
+  { name: 'F16', type: GGMLType.F16, ftype: 1 },
+  { name: 'BF16', type: GGMLType.BF16, ftype: 32 },
+  { name: 'Q8_0', type: GGMLType.Q8_0, ftype: 7 },
+  { name: 'Q4_0', type: GGMLType.Q4_0, ftype: 2 },
+];
+
+/** `general.quantization_version` written by llama-quantize (ggml.h GGML_QNT_VERSION). */
+export const QUANTIZATION_VERSION = 2;
+
+/** Look up a target by name (case-insensitive); throws InvalidOptionError naming the choices. */
+export function parseFileType(name: string): FileTypeSpec {
+  const spec = FILE_TYPES.find((f) => f.name.toLowerCase() === name.trim().toLowerCase());
+  if (!spec) throw new InvalidOptionError(`unknown type "${name}"; supported: ${FILE_TYPES.map((f) => f.name).join(', ')}`);
+  return spec;
+}
+
+const isQuantized = (t: GGMLType) => blockLayout(t).blockElems > 1;
+
+/**
+ * Whether llama-quantize converts this tensor at all: weight matrices (2+ dims, name ending in
+ * "weight") except norms and the few small tensors llama.cpp keeps exact (MoE router, position
+ * and token-type embeddings, relative positions, SSM convolution/A/D).
+ */
+export function isConvertible(name: string, dims: readonly number[]): boolean {
+  if (!name.endsWith('weight') || dims.filter((d) => d > 1).length < 2) return false;
+  return !/_norm\.weight$|ffn_gate_inp\.weight$|pos_embd|token_types|rel_pos|ssm_conv1d|ssm_a$|ssm_d$/.test(name);
+}
+
+/**
+ * The type a tensor gets in a file of type `spec`. `hasOutput`: the model has its own
+ * `output.weight` (otherwise token_embd.weight doubles as the classifier).
+ *
+ * - Tensors llama.cpp does not convert keep their type (`null` is returned).
+ * - In quantized files the classifier gets Q8_0. llama.cpp gives it Q6_K unless the file type is
+ *   Q8_0; we write Q8_0, which is llama.cpp's own fallback for Q6_K, until a Q6_K quantizer exists.
+ *   `pure` (llama-quantize --pure) gives every matrix the file's type instead.
+ * - A matrix whose rows are not whole blocks of the chosen type keeps its type (`null`).
+ */
+export function targetType(spec: FileTypeSpec, name: string, dims: readonly number[], hasOutput: boolean, pure = false): GGMLType | null {
+  if (!isConvertible(name, dims)) return null;
+  let t = spec.type;
+  const isClassifier = name === 'output.weight' || (!hasOutput && name === 'token_embd.weight');
+  if (!pure && isQuantized(t) && isClassifier) t = GGMLType.Q8_0;
+  if (dims[0]! % blockLayout(t).blockElems !== 0) return null;
+  return t;
+}
