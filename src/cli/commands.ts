@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import { register as tokenize } from './tokenize.js';
 import { register as evalCmd } from './eval.js';
 import { register as info } from './info.js';
+import { register as quantize } from './quantize.js';
+import { register as synth } from './synth.js';
 import { register as template } from './template.js';
 
 export type RegisterCommand = (program: Command) => void;
@@ -11,5 +13,7 @@ export const commands: RegisterCommand[] = [
   tokenize,
   evalCmd,
   info,
+  quantize,
+  synth,
   template,
 ];
