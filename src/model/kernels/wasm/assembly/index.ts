@@ -1,0 +1,50 @@
+// Entry point of the tokenloop kernel module. Memory is imported (shared, so worker threads run the
+// same code on the same bytes); the host owns all allocation above heapBase().
+import { dequantRow, dotF32, dotRow, rowBytes } from './rows';
+import { sum32 } from './simd';
+export { rowBytes, dotRow, dequantRow } from './rows';
+export { rmsnorm, softmax, swiglu, gelu, rope, attention } from './ops';
+
+/** First byte the host may use (end of this module's static data). */
+export function heapBase(): usize {
+  return __heap_base;
+}
+
+/** Tokens per tile in the prefill matmul: their x rows (≤ 32·nIn·4 bytes) stay cache-resident. */
+const TILE: i32 = 32;
+
+/**
+ * out (nTok × nOut) = x (nTok × nIn) · Wᵀ for rows [r0, r1) of W (type `type`, nOut rows of nIn).
+ * One token: fused dequantize+dot per row. Several: each row is dequantized once per tile of
+ * TILE tokens into `scratch` (nIn f32) and dotted with every token of the tile.
+ * `xs`: Σx per 32-element block per token ((nTok, nIn/32) f32) for formats with a min term.
+ */
+export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, nIn: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+  const rb = rowBytes(type, nIn);
+  const xb = <usize>nIn << 2;
+  if (nTok == 1) {
+    for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotRow(type, w + <usize>r * rb, x, xs, nIn));
+    return;
+  }
+  for (let t0 = 0; t0 < nTok; t0 += TILE) {
+    const t1 = min(nTok, t0 + TILE);
+    for (let r = r0; r < r1; r++) {
+      let row = w + <usize>r * rb;
+      if (type != 0) { dequantRow(type, row, scratch, nIn); row = scratch; }
+      for (let t = t0; t < t1; t++) {
+        store<f32>(out + ((<usize>t * <usize>nOut + <usize>r) << 2), dotF32(row, x + <usize>t * xb, nIn));
+      }
+    }
+  }
+}
+
+/** xs[t·(n/32) + b] = Σ x[t·n + 32b .. 32b+31] for nTok tokens of n values (n a multiple of 32). */
+export function blockSums(xs: usize, x: usize, n: i32, nTok: i32): void {
+  const nb = n >> 5;
+  for (let t = 0; t < nTok; t++) {
+    for (let b = 0; b < nb; b++) {
+      const s = sum32(x + ((<usize>(t * n + (b << 5))) << 2));
+      store<f32>(xs + (<usize>(t * nb + b) << 2), (f32x4.extract_lane(s, 0) + f32x4.extract_lane(s, 1)) + (f32x4.extract_lane(s, 2) + f32x4.extract_lane(s, 3)));
+    }
+  }
+}

@@ -1,0 +1,117 @@
+// Non-matmul kernels: RMSNorm, RoPE, SwiGLU, GELU, softmax, attention over an f32 KV cache.
+import { dotF32 } from './rows';
+import { hsum } from './simd';
+
+/** out = x / sqrt(mean(x²) + eps) ⊙ w (w = 0: no scale). Zhang & Sennrich 2019. In-place safe. */
+export function rmsnorm(out: usize, x: usize, w: usize, n: i32, eps: f32): void {
+  let a = f32x4.splat(0);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) { const v = v128.load(x + (<usize>i << 2)); a = f32x4.add(a, f32x4.mul(v, v)); }
+  let ss: f64 = <f64>hsum(a);
+  for (; i < n; i++) { const v = <f64>load<f32>(x + (<usize>i << 2)); ss += v * v; }
+  const scale = <f32>(1.0 / Math.sqrt(ss / <f64>n + <f64>eps));
+  const s4 = f32x4.splat(scale);
+  i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const o = <usize>i << 2;
+    let v = f32x4.mul(v128.load(x + o), s4);
+    if (w) v = f32x4.mul(v, v128.load(w + o));
+    v128.store(out + o, v);
+  }
+  for (; i < n; i++) {
+    const o = <usize>i << 2;
+    let v = load<f32>(x + o) * scale;
+    if (w) v *= load<f32>(w + o);
+    store<f32>(out + o, v);
+  }
+}
+
+/** In-place softmax of n f32 at x (max-subtracted). */
+export function softmax(x: usize, n: i32): void {
+  let mx: f32 = -Infinity;
+  for (let i = 0; i < n; i++) mx = max(mx, load<f32>(x + (<usize>i << 2)));
+  let sum: f32 = 0;
+  for (let i = 0; i < n; i++) {
+    const e = Mathf.exp(load<f32>(x + (<usize>i << 2)) - mx);
+    store<f32>(x + (<usize>i << 2), e);
+    sum += e;
+  }
+  const inv = f32x4.splat(1 / sum);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) v128.store(x + (<usize>i << 2), f32x4.mul(v128.load(x + (<usize>i << 2)), inv));
+  for (; i < n; i++) store<f32>(x + (<usize>i << 2), load<f32>(x + (<usize>i << 2)) * (1 / sum));
+}
+
+/** out[i] = silu(gate[i]) · up[i] (SwiGLU, Shazeer 2020); out may alias gate or up. */
+export function swiglu(out: usize, gate: usize, up: usize, n: i32): void {
+  for (let i = 0; i < n; i++) {
+    const o = <usize>i << 2;
+    const g = load<f32>(gate + o);
+    store<f32>(out + o, g / (1 + Mathf.exp(-g)) * load<f32>(up + o));
+  }
+}
+
+/** out[i] = tanh-approximated GELU(x[i]) (Hendrycks & Gimpel 2016). In-place safe. */
+export function gelu(out: usize, x: usize, n: i32): void {
+  for (let i = 0; i < n; i++) {
+    const o = <usize>i << 2;
+    const v = load<f32>(x + o);
+    store<f32>(out + o, 0.5 * v * (1 + Mathf.tanh(0.7978845608 * v * (1 + 0.044715 * v * v))));
+  }
+}
+
+/**
+ * Rotary position embedding (Su et al. 2021) on nHeads heads of headDim values at x, for one
+ * position. The first ropeDim dims of each head rotate with θ_i = pos · base^(−2i/ropeDim);
+ * pairs are adjacent (x[2i], x[2i+1]) or, with neox, split halves (x[i], x[i + ropeDim/2]).
+ * Angles are computed in f64.
+ */
+export function rope(x: usize, nHeads: i32, headDim: i32, ropeDim: i32, pos: f64, base: f64, neox: bool): void {
+  const half = ropeDim >> 1;
+  for (let i = 0; i < half; i++) {
+    const theta = pos * Math.pow(base, -2.0 * <f64>i / <f64>ropeDim);
+    const c = <f32>Math.cos(theta), s = <f32>Math.sin(theta);
+    const a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+    for (let h = 0; h < nHeads; h++) {
+      const p = x + (<usize>(h * headDim) << 2);
+      const x0 = load<f32>(p + (<usize>a << 2)), x1 = load<f32>(p + (<usize>b << 2));
+      store<f32>(p + (<usize>a << 2), x0 * c - x1 * s);
+      store<f32>(p + (<usize>b << 2), x0 * s + x1 * c);
+    }
+  }
+}
+
+/**
+ * Causal attention for nTok query tokens at positions start.. over an f32 KV cache laid out
+ * (position, kvDim) with kvDim = nHeadKv·headDim; query heads share kv heads in groups (GQA).
+ * q, out: (nTok, nHead·headDim). Computes heads [h0, h1) only (threads split by head);
+ * `scores` is scratch for (start + nTok) f32. Scaled dot-product attention (Vaswani et al. 2017).
+ */
+export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, start: i32, nHead: i32, nHeadKv: i32,
+  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
+  const kvDim = nHeadKv * headDim;
+  const group = nHead / nHeadKv;
+  const rowB = <usize>kvDim << 2;
+  for (let t = 0; t < nTok; t++) {
+    const nPos = start + t + 1;
+    for (let h = h0; h < h1; h++) {
+      const qh = q + (<usize>(t * nHead + h) * headDim << 2);
+      const off = <usize>((h / group) * headDim) << 2;
+      for (let p = 0; p < nPos; p++) store<f32>(scores + (<usize>p << 2), dotF32(k + <usize>p * rowB + off, qh, headDim) * scale);
+      softmax(scores, nPos);
+      const oh = out + (<usize>(t * nHead + h) * headDim << 2);
+      let d = 0;
+      for (; d + 4 <= headDim; d += 4) {
+        let acc = f32x4.splat(0);
+        const dd = off + (<usize>d << 2);
+        for (let p = 0; p < nPos; p++) acc = f32x4.add(acc, f32x4.mul(v128.load(v + <usize>p * rowB + dd), f32x4.splat(load<f32>(scores + (<usize>p << 2)))));
+        v128.store(oh + (<usize>d << 2), acc);
+      }
+      for (; d < headDim; d++) {
+        let acc: f32 = 0;
+        for (let p = 0; p < nPos; p++) acc += load<f32>(v + <usize>p * rowB + off + (<usize>d << 2)) * load<f32>(scores + (<usize>p << 2));
+        store<f32>(oh + (<usize>d << 2), acc);
+      }
+    }
+  }
+}

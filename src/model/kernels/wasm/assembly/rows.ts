@@ -1,0 +1,295 @@
+// Row kernels per GGML weight type: fused dequantize+dot (decode) and dequantize-to-f32 (prefill).
+// Block layouts and dequantization formulas are those of ggml (ggml-common.h block_* structs,
+// ggml-quants.c dequantize_row_*); see src/model/kernels/quant/dequantize.ts for the plain reference.
+import { bit5, dot16, half, half4, hsum, store16, sum32 } from './simd';
+
+export const F32: i32 = 0;
+export const F16: i32 = 1;
+export const Q4_0: i32 = 2;
+export const Q4_1: i32 = 3;
+export const Q5_0: i32 = 6;
+export const Q5_1: i32 = 7;
+export const Q8_0: i32 = 8;
+export const Q4_K: i32 = 12;
+export const Q5_K: i32 = 13;
+export const Q6_K: i32 = 14;
+export const BF16: i32 = 30;
+
+/** Bytes of one row of n elements (n a multiple of the block size for block types); 0 if unsupported. */
+export function rowBytes(type: i32, n: i32): usize {
+  const u = <usize>n;
+  switch (type) {
+    case F32: return u * 4;
+    case F16: case BF16: return u * 2;
+    case Q4_0: return (u >> 5) * 18;
+    case Q4_1: return (u >> 5) * 20;
+    case Q5_0: return (u >> 5) * 22;
+    case Q5_1: return (u >> 5) * 24;
+    case Q8_0: return (u >> 5) * 34;
+    case Q4_K: return (u >> 8) * 144;
+    case Q5_K: return (u >> 8) * 176;
+    case Q6_K: return (u >> 8) * 210;
+  }
+  return 0;
+}
+
+/** Σ w[i]·x[i] over n f32 values. */
+export function dotF32(w: usize, x: usize, n: i32): f32 {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const o = <usize>i << 2;
+    a0 = f32x4.add(a0, f32x4.mul(v128.load(w + o), v128.load(x + o)));
+    a1 = f32x4.add(a1, f32x4.mul(v128.load(w + o, 16), v128.load(x + o, 16)));
+    a2 = f32x4.add(a2, f32x4.mul(v128.load(w + o, 32), v128.load(x + o, 32)));
+    a3 = f32x4.add(a3, f32x4.mul(v128.load(w + o, 48), v128.load(x + o, 48)));
+  }
+  for (; i + 4 <= n; i += 4) {
+    const o = <usize>i << 2;
+    a0 = f32x4.add(a0, f32x4.mul(v128.load(w + o), v128.load(x + o)));
+  }
+  let s = hsum(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
+  for (; i < n; i++) s += load<f32>(w + (<usize>i << 2)) * load<f32>(x + (<usize>i << 2));
+  return s;
+}
+
+function dotHalf(w: usize, x: usize, n: i32, bf: bool): f32 {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0);
+  let i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const h = v128.load(w + (<usize>i << 1));
+    const xo = x + (<usize>i << 2);
+    const lo = i32x4.extend_low_i16x8_u(h), hi = i32x4.extend_high_i16x8_u(h);
+    const wl = bf ? i32x4.shl(lo, 16) : half4(lo);
+    const wh = bf ? i32x4.shl(hi, 16) : half4(hi);
+    a0 = f32x4.add(a0, f32x4.mul(wl, v128.load(xo)));
+    a1 = f32x4.add(a1, f32x4.mul(wh, v128.load(xo, 16)));
+  }
+  let s = hsum(f32x4.add(a0, a1));
+  for (; i < n; i++) {
+    const h = <u32>load<u16>(w + (<usize>i << 1));
+    s += (bf ? reinterpret<f32>(h << 16) : half(h)) * load<f32>(x + (<usize>i << 2));
+  }
+  return s;
+}
+
+// @ts-ignore: decorator
+@inline function scaleK(q: usize, j: i32): u32 {
+  return j < 4 ? <u32>load<u8>(q + j) & 63 : (<u32>load<u8>(q + j + 4) & 0xf) | ((<u32>load<u8>(q + j - 4) >> 6) << 4);
+}
+// @ts-ignore: decorator
+@inline function minK(q: usize, j: i32): u32 {
+  return j < 4 ? <u32>load<u8>(q + j + 4) & 63 : (<u32>load<u8>(q + j + 4) >> 4) | ((<u32>load<u8>(q + j) >> 6) << 4);
+}
+
+/**
+ * Fused dequantize + dot of one weight row with x (n f32). `xs` holds Σx over each 32-element block
+ * (needed by the formats with a min/offset term: Q4_1, Q5_1, Q4_K, Q5_K).
+ */
+export function dotRow(type: i32, w: usize, x: usize, xs: usize, n: i32): f32 {
+  if (type == F32) return dotF32(w, x, n);
+  if (type == F16) return dotHalf(w, x, n, false);
+  if (type == BF16) return dotHalf(w, x, n, true);
+  const m0 = v128.splat<u8>(0x0f);
+  let acc = f32x4.splat(0);
+  let mins: f32 = 0;
+  const nb = n >> 5;
+  if (type == Q8_0) {
+    for (let b = 0; b < nb; b++) {
+      const p = w + <usize>b * 34, xp = x + (<usize>b << 7);
+      const s = f32x4.add(dot16(v128.load(p, 2), xp), dot16(v128.load(p, 18), xp + 64));
+      acc = f32x4.add(acc, f32x4.mul(s, f32x4.splat(half(load<u16>(p)))));
+    }
+  } else if (type == Q4_0) {
+    const e8 = i8x16.splat(8);
+    for (let b = 0; b < nb; b++) {
+      const p = w + <usize>b * 18, xp = x + (<usize>b << 7);
+      const v = v128.load(p, 2);
+      const s = f32x4.add(dot16(i8x16.sub(v128.and(v, m0), e8), xp), dot16(i8x16.sub(i8x16.shr_u(v, 4), e8), xp + 64));
+      acc = f32x4.add(acc, f32x4.mul(s, f32x4.splat(half(load<u16>(p)))));
+    }
+  } else if (type == Q4_1) {
+    for (let b = 0; b < nb; b++) {
+      const p = w + <usize>b * 20, xp = x + (<usize>b << 7);
+      const v = v128.load(p, 4);
+      const s = f32x4.add(dot16(v128.and(v, m0), xp), dot16(i8x16.shr_u(v, 4), xp + 64));
+      acc = f32x4.add(acc, f32x4.mul(s, f32x4.splat(half(load<u16>(p)))));
+      mins += half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2));
+    }
+  } else if (type == Q5_0 || type == Q5_1) {
+    const one = type == Q5_1;
+    const bs: usize = one ? 24 : 22, qo: usize = one ? 8 : 6, ho: usize = one ? 4 : 2;
+    const e16 = i8x16.splat(one ? 0 : 16);
+    for (let b = 0; b < nb; b++) {
+      const p = w + <usize>b * bs, xp = x + (<usize>b << 7);
+      const qh = load<u32>(p + ho);
+      const v = v128.load(p + qo);
+      const lo = i8x16.sub(v128.or(v128.and(v, m0), bit5(qh & 0xffff)), e16);
+      const hi = i8x16.sub(v128.or(i8x16.shr_u(v, 4), bit5(qh >> 16)), e16);
+      const s = f32x4.add(dot16(lo, xp), dot16(hi, xp + 64));
+      acc = f32x4.add(acc, f32x4.mul(s, f32x4.splat(half(load<u16>(p)))));
+      if (one) mins += half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2));
+    }
+  } else if (type == Q4_K || type == Q5_K) {
+    const five = type == Q5_K;
+    const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
+    const zero = i8x16.splat(0), b5 = i8x16.splat(0x10);
+    for (let sb = 0; sb < (n >> 8); sb++) {
+      const p = w + <usize>sb * bs, xp0 = x + (<usize>sb << 10), xs0 = xs + (<usize>sb << 5);
+      const d = half(load<u16>(p)), dmin = half(load<u16>(p, 2));
+      const sc = p + 4;
+      let h0 = zero, h1 = zero;
+      if (five) { h0 = v128.load(p, 16); h1 = v128.load(p, 32); }
+      for (let j = 0; j < 4; j++) {
+        const q = p + qo + (<usize>j << 5), xp = xp0 + (<usize>j << 8);
+        const v0 = v128.load(q), v1 = v128.load(q, 16);
+        let l0 = v128.and(v0, m0), l1 = v128.and(v1, m0), u0 = i8x16.shr_u(v0, 4), u1 = i8x16.shr_u(v1, 4);
+        if (five) {
+          const sh = 2 * j;
+          const ba: i32 = 0x0101 << sh, bb: i32 = 0x0202 << sh;
+          const bitA = i16x8.splat(<i16>ba), bitB = i16x8.splat(<i16>bb);
+          l0 = v128.or(l0, v128.and(i8x16.ne(v128.and(h0, bitA), zero), b5));
+          l1 = v128.or(l1, v128.and(i8x16.ne(v128.and(h1, bitA), zero), b5));
+          u0 = v128.or(u0, v128.and(i8x16.ne(v128.and(h0, bitB), zero), b5));
+          u1 = v128.or(u1, v128.and(i8x16.ne(v128.and(h1, bitB), zero), b5));
+        }
+        const sa = f32x4.add(dot16(l0, xp), dot16(l1, xp + 64));
+        const sbv = f32x4.add(dot16(u0, xp + 128), dot16(u1, xp + 192));
+        acc = f32x4.add(acc, f32x4.mul(sa, f32x4.splat(d * <f32>scaleK(sc, 2 * j))));
+        acc = f32x4.add(acc, f32x4.mul(sbv, f32x4.splat(d * <f32>scaleK(sc, 2 * j + 1))));
+        mins += dmin * (<f32>minK(sc, 2 * j) * load<f32>(xs0 + (<usize>j << 3)) + <f32>minK(sc, 2 * j + 1) * load<f32>(xs0 + (<usize>j << 3), 4));
+      }
+    }
+  } else if (type == Q6_K) {
+    const m3 = i8x16.splat(0x30), e32 = i8x16.splat(32);
+    for (let sb = 0; sb < (n >> 8); sb++) {
+      const p = w + <usize>sb * 210, xp0 = x + (<usize>sb << 10);
+      const d = half(load<u16>(p, 208));
+      for (let h = 0; h < 2; h++) {
+        const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
+        const xh = xp0 + (<usize>h << 9);
+        for (let k = 0; k < 2; k++) {
+          const ko = <usize>k << 4;
+          const A = v128.load(ql + ko), B = v128.load(ql + 32 + ko), H = v128.load(qh + ko);
+          const q1 = i8x16.sub(v128.or(v128.and(A, m0), v128.and(i8x16.shl(H, 4), m3)), e32);
+          const q2 = i8x16.sub(v128.or(v128.and(B, m0), v128.and(i8x16.shl(H, 2), m3)), e32);
+          const q3 = i8x16.sub(v128.or(i8x16.shr_u(A, 4), v128.and(H, m3)), e32);
+          const q4 = i8x16.sub(v128.or(i8x16.shr_u(B, 4), v128.and(i8x16.shr_u(H, 2), m3)), e32);
+          const xk = xh + (ko << 2);
+          acc = f32x4.add(acc, f32x4.mul(dot16(q1, xk), f32x4.splat(d * <f32>load<i8>(sc + k))));
+          acc = f32x4.add(acc, f32x4.mul(dot16(q2, xk + 128), f32x4.splat(d * <f32>load<i8>(sc + k + 2))));
+          acc = f32x4.add(acc, f32x4.mul(dot16(q3, xk + 256), f32x4.splat(d * <f32>load<i8>(sc + k + 4))));
+          acc = f32x4.add(acc, f32x4.mul(dot16(q4, xk + 384), f32x4.splat(d * <f32>load<i8>(sc + k + 6))));
+        }
+      }
+    }
+  } else {
+    unreachable();
+  }
+  return hsum(acc) + mins * (type == Q4_K || type == Q5_K ? -1 : 1);
+}
+
+/** Dequantize one row of n elements of `type` at w into n f32 at y. */
+export function dequantRow(type: i32, w: usize, y: usize, n: i32): void {
+  if (type == F32) { memory.copy(y, w, <usize>n << 2); return; }
+  if (type == F16 || type == BF16) {
+    const bf = type == BF16;
+    let i = 0;
+    for (; i + 4 <= n; i += 4) {
+      const h = v128.load16x4_u(w + (<usize>i << 1));
+      v128.store(y + (<usize>i << 2), bf ? i32x4.shl(h, 16) : half4(h));
+    }
+    for (; i < n; i++) {
+      const h = <u32>load<u16>(w + (<usize>i << 1));
+      store<f32>(y + (<usize>i << 2), bf ? reinterpret<f32>(h << 16) : half(h));
+    }
+    return;
+  }
+  const m0 = v128.splat<u8>(0x0f);
+  const z = f32x4.splat(0);
+  const nb = n >> 5;
+  if (type == Q8_0) {
+    for (let b = 0; b < nb; b++) {
+      const p = w + <usize>b * 34, yp = y + (<usize>b << 7);
+      const d = f32x4.splat(half(load<u16>(p)));
+      store16(v128.load(p, 2), d, z, yp);
+      store16(v128.load(p, 18), d, z, yp + 64);
+    }
+  } else if (type == Q4_0 || type == Q4_1) {
+    const one = type == Q4_1;
+    const e8 = i8x16.splat(one ? 0 : 8);
+    for (let b = 0; b < nb; b++) {
+      const p = w + <usize>b * (one ? 20 : 18), yp = y + (<usize>b << 7);
+      const d = f32x4.splat(half(load<u16>(p)));
+      const m = one ? f32x4.splat(-half(load<u16>(p, 2))) : z;
+      const v = v128.load(p + (one ? 4 : 2));
+      store16(i8x16.sub(v128.and(v, m0), e8), d, m, yp);
+      store16(i8x16.sub(i8x16.shr_u(v, 4), e8), d, m, yp + 64);
+    }
+  } else if (type == Q5_0 || type == Q5_1) {
+    const one = type == Q5_1;
+    const bs: usize = one ? 24 : 22, qo: usize = one ? 8 : 6, ho: usize = one ? 4 : 2;
+    const e16 = i8x16.splat(one ? 0 : 16);
+    for (let b = 0; b < nb; b++) {
+      const p = w + <usize>b * bs, yp = y + (<usize>b << 7);
+      const d = f32x4.splat(half(load<u16>(p)));
+      const m = one ? f32x4.splat(-half(load<u16>(p, 2))) : z;
+      const qh = load<u32>(p + ho);
+      const v = v128.load(p + qo);
+      store16(i8x16.sub(v128.or(v128.and(v, m0), bit5(qh & 0xffff)), e16), d, m, yp);
+      store16(i8x16.sub(v128.or(i8x16.shr_u(v, 4), bit5(qh >> 16)), e16), d, m, yp + 64);
+    }
+  } else if (type == Q4_K || type == Q5_K) {
+    const five = type == Q5_K;
+    const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
+    const zero = i8x16.splat(0), b5 = i8x16.splat(0x10);
+    for (let sb = 0; sb < (n >> 8); sb++) {
+      const p = w + <usize>sb * bs, y0 = y + (<usize>sb << 10);
+      const dd = half(load<u16>(p)), dmin = half(load<u16>(p, 2));
+      const sc = p + 4;
+      let h0 = zero, h1 = zero;
+      if (five) { h0 = v128.load(p, 16); h1 = v128.load(p, 32); }
+      for (let j = 0; j < 4; j++) {
+        const q = p + qo + (<usize>j << 5), yp = y0 + (<usize>j << 8);
+        const v0 = v128.load(q), v1 = v128.load(q, 16);
+        let l0 = v128.and(v0, m0), l1 = v128.and(v1, m0), u0 = i8x16.shr_u(v0, 4), u1 = i8x16.shr_u(v1, 4);
+        if (five) {
+          const sh = 2 * j;
+          const ba: i32 = 0x0101 << sh, bb: i32 = 0x0202 << sh;
+          const bitA = i16x8.splat(<i16>ba), bitB = i16x8.splat(<i16>bb);
+          l0 = v128.or(l0, v128.and(i8x16.ne(v128.and(h0, bitA), zero), b5));
+          l1 = v128.or(l1, v128.and(i8x16.ne(v128.and(h1, bitA), zero), b5));
+          u0 = v128.or(u0, v128.and(i8x16.ne(v128.and(h0, bitB), zero), b5));
+          u1 = v128.or(u1, v128.and(i8x16.ne(v128.and(h1, bitB), zero), b5));
+        }
+        const da = f32x4.splat(dd * <f32>scaleK(sc, 2 * j)), ma = f32x4.splat(dmin * <f32>minK(sc, 2 * j));
+        const db = f32x4.splat(dd * <f32>scaleK(sc, 2 * j + 1)), mb = f32x4.splat(dmin * <f32>minK(sc, 2 * j + 1));
+        store16(l0, da, ma, yp); store16(l1, da, ma, yp + 64);
+        store16(u0, db, mb, yp + 128); store16(u1, db, mb, yp + 192);
+      }
+    }
+  } else if (type == Q6_K) {
+    const m3 = i8x16.splat(0x30), e32 = i8x16.splat(32);
+    for (let sb = 0; sb < (n >> 8); sb++) {
+      const p = w + <usize>sb * 210, y0 = y + (<usize>sb << 10);
+      const d = half(load<u16>(p, 208));
+      for (let h = 0; h < 2; h++) {
+        const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
+        const yh = y0 + (<usize>h << 9);
+        for (let k = 0; k < 2; k++) {
+          const ko = <usize>k << 4;
+          const A = v128.load(ql + ko), B = v128.load(ql + 32 + ko), H = v128.load(qh + ko);
+          const yk = yh + (ko << 2);
+          store16(i8x16.sub(v128.or(v128.and(A, m0), v128.and(i8x16.shl(H, 4), m3)), e32), f32x4.splat(d * <f32>load<i8>(sc + k)), z, yk);
+          store16(i8x16.sub(v128.or(v128.and(B, m0), v128.and(i8x16.shl(H, 2), m3)), e32), f32x4.splat(d * <f32>load<i8>(sc + k + 2)), z, yk + 128);
+          store16(i8x16.sub(v128.or(i8x16.shr_u(A, 4), v128.and(H, m3)), e32), f32x4.splat(d * <f32>load<i8>(sc + k + 4)), z, yk + 256);
+          store16(i8x16.sub(v128.or(i8x16.shr_u(B, 4), v128.and(i8x16.shr_u(H, 2), m3)), e32), f32x4.splat(d * <f32>load<i8>(sc + k + 6)), z, yk + 384);
+        }
+      }
+    }
+  } else {
+    unreachable();
+  }
+}
+
+export { sum32 };

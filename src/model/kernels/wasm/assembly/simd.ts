@@ -1,0 +1,66 @@
+// Shared SIMD helpers (AssemblyScript, compiled to WebAssembly SIMD128 by scripts/build-wasm.mjs).
+// No managed allocations anywhere: every kernel works on raw pointers into the one shared memory.
+
+/** 2^112: scales an f16 whose exponent/mantissa were shifted into f32 position (see half4). */
+export const TWO112: f32 = reinterpret<f32>(0x77800000);
+
+/** One IEEE half → f32. Exact for normals, subnormals and zeros; ±Inf/NaN map to large finite values. */
+// @ts-ignore: decorator
+@inline export function half(h: u32): f32 {
+  const mag = reinterpret<f32>((h & 0x7fff) << 13) * TWO112;
+  return reinterpret<f32>(reinterpret<u32>(mag) | ((h & 0x8000) << 16));
+}
+
+/** Four halves (zero-extended in i32 lanes) → f32x4, same exactness as `half`. */
+// @ts-ignore: decorator
+@inline export function half4(h: v128): v128 {
+  const mag = f32x4.mul(i32x4.shl(v128.and(h, i32x4.splat(0x7fff)), 13), f32x4.splat(TWO112));
+  return v128.or(mag, i32x4.shl(v128.and(h, i32x4.splat(0x8000)), 16));
+}
+
+/** Horizontal sum of an f32x4, fixed order ((0+1)+(2+3)). */
+// @ts-ignore: decorator
+@inline export function hsum(v: v128): f32 {
+  return (f32x4.extract_lane(v, 0) + f32x4.extract_lane(v, 1)) + (f32x4.extract_lane(v, 2) + f32x4.extract_lane(v, 3));
+}
+
+/** Σ q[i]·x[i] for 16 signed bytes q and 16 f32 at x, as an f32x4 of partial sums. */
+// @ts-ignore: decorator
+@inline export function dot16(q: v128, x: usize): v128 {
+  const l = i16x8.extend_low_i8x16_s(q);
+  const h = i16x8.extend_high_i8x16_s(q);
+  let s = f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(l)), v128.load(x));
+  s = f32x4.add(s, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(l)), v128.load(x, 16)));
+  s = f32x4.add(s, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(h)), v128.load(x, 32)));
+  s = f32x4.add(s, f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(h)), v128.load(x, 48)));
+  return s;
+}
+
+/** Store 16 signed bytes q as f32 ·d at y (dequantization to a scratch row). */
+// @ts-ignore: decorator
+@inline export function store16(q: v128, d: v128, m: v128, y: usize): void {
+  const l = i16x8.extend_low_i8x16_s(q);
+  const h = i16x8.extend_high_i8x16_s(q);
+  v128.store(y, f32x4.sub(f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(l)), d), m));
+  v128.store(y, f32x4.sub(f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(l)), d), m), 16);
+  v128.store(y, f32x4.sub(f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_low_i16x8_s(h)), d), m), 32);
+  v128.store(y, f32x4.sub(f32x4.mul(f32x4.convert_i32x4_s(i32x4.extend_high_i16x8_s(h)), d), m), 48);
+}
+
+/** Sum of 32 f32 at x as an f32x4 of partial sums (for the "+ min" term of Q4_1/Q5_1/K-quants). */
+// @ts-ignore: decorator
+@inline export function sum32(x: usize): v128 {
+  const a = f32x4.add(f32x4.add(v128.load(x), v128.load(x, 16)), f32x4.add(v128.load(x, 32), v128.load(x, 48)));
+  const b = f32x4.add(f32x4.add(v128.load(x, 64), v128.load(x, 80)), f32x4.add(v128.load(x, 96), v128.load(x, 112)));
+  return f32x4.add(a, b);
+}
+
+/**
+ * 16 bytes holding 0x10 where bit i of `bits` (16 bits) is set: the fifth quant bit of Q5_0/Q5_1.
+ */
+// @ts-ignore: decorator
+@inline export function bit5(bits: u32): v128 {
+  const b = i8x16.swizzle(i16x8.splat(<i16>bits), v128(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1));
+  const sel = v128(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
+  return v128.and(i8x16.eq(v128.and(b, sel), sel), i8x16.splat(0x10));
+}

@@ -1,0 +1,208 @@
+/**
+ * The WebAssembly SIMD backend: the same call shapes as the plain TypeScript kernels
+ * (kernels/matmul.ts, norm.ts, activations.ts), computed by build/tokenloop-kernels.wasm over one
+ * shared memory, matmul rows and attention heads split across a worker_threads pool.
+ *
+ * Arrays that already live in the backend's memory (allocated with `heap.f32` / `heap.allocate`,
+ * e.g. a model file read through openModelFile({ allocate: backend.heap.allocate })) are used in
+ * place; other arrays are copied in (weights once, cached per array) and results copied out.
+ */
+import { InvalidOptionError, UnsupportedError } from '../../../errors.js';
+import { GGMLType, blockLayout, typeName } from '../../../format/dtypes.js';
+import { ThreadPool, resolveThreads } from '../threads/pool.js';
+import { WasmHeap, createSharedMemory } from './heap.js';
+import { instantiateKernels, kernelModule, type KernelExports } from './module.js';
+
+/** Weight types the wasm matmul computes with (dequantized inside the kernel, row by row). */
+export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
+  GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_1,
+  GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K,
+]);
+
+/** Types whose dot product needs Σx per 32-block (they store a min/offset). */
+const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K]);
+
+/** Below this many multiply-adds a matmul runs on the calling thread only (dispatch would cost more). */
+const PARALLEL_MIN_MACS = 1 << 15;
+
+/** A weight matrix as the kernels see it (structurally the forward pass's `Weight`). */
+export interface MatrixWeight {
+  type: GGMLType;
+  name?: string;
+  data: ArrayBufferView;
+}
+
+export interface WasmBackendOptions {
+  /** Threads (calling thread included). Default os.availableParallelism(); capped at the core count. */
+  threads?: number;
+  /** Matmuls/attention with fewer multiply-adds run on the calling thread only. Default 32768. */
+  parallelMinMacs?: number;
+}
+
+export class WasmBackend {
+  readonly name = 'wasm' as const;
+  readonly heap: WasmHeap;
+  readonly kernels: KernelExports;
+  readonly threads: number;
+  private readonly pool: ThreadPool | null;
+  private readonly weightPtrs = new WeakMap<ArrayBufferView, number>();
+  private readonly staging = new Map<string, { ptr: number; bytes: number }>();
+  private scratch = { ptr: 0, stride: 0 };
+  private readonly parallelMin: number;
+
+  constructor(opts: WasmBackendOptions = {}) {
+    this.threads = resolveThreads(opts.threads);
+    this.parallelMin = opts.parallelMinMacs ?? PARALLEL_MIN_MACS;
+    const memory = createSharedMemory();
+    this.kernels = instantiateKernels(memory);
+    this.heap = new WasmHeap(memory, this.kernels.heapBase());
+    this.pool = this.threads > 1 ? new ThreadPool(kernelModule(), memory, this.kernels, this.threads) : null;
+  }
+
+  /**
+   * out (nTokens × nOut) = x (nTokens × nIn) · Wᵀ; W is nOut rows of nIn values of any type in
+   * WASM_MATMUL_TYPES, kept in its file format and dequantized inside the kernel.
+   */
+  matmul(out: Float32Array, w: MatrixWeight, x: Float32Array, nIn: number, nOut: number, nTokens: number): void {
+    if (!WASM_MATMUL_TYPES.has(w.type)) throw new UnsupportedError(`wasm backend: no matmul kernel for ${typeName(w.type)}${w.name ? ` (tensor ${w.name})` : ''}`);
+    const { blockElems } = blockLayout(w.type);
+    if (nIn % blockElems !== 0) throw new InvalidOptionError(`wasm backend: ${typeName(w.type)} rows need a multiple of ${blockElems} values, got ${nIn}`);
+    const rb = this.kernels.rowBytes(w.type, nIn);
+    if (w.data.byteLength < rb * nOut) throw new InvalidOptionError(`wasm backend: weight${w.name ? ` ${w.name}` : ''} holds ${w.data.byteLength} bytes, ${nOut}×${nIn} ${typeName(w.type)} needs ${rb * nOut}`);
+    if (x.length < nIn * nTokens || out.length < nOut * nTokens) throw new InvalidOptionError('wasm backend: matmul x/out arrays are too short');
+    const wp = this.weightPtr(w.data);
+    const xp = this.input(x, 'x', nIn * nTokens);
+    const op = this.output(out, 'out', nOut * nTokens);
+    let xs = 0;
+    if (NEEDS_SUMS.has(w.type)) {
+      xs = this.stage('xs', (nIn / 32) * nTokens * 4);
+      this.kernels.blockSums(xs, xp, nIn, nTokens);
+    }
+    if (nTokens > 1) this.ensureScratch(nIn * 4);
+    if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
+      this.pool.matmul(w.type, op, wp, xp, xs, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
+    } else {
+      this.kernels.matmul(w.type, op, wp, xp, xs, nIn, nOut, nTokens, 0, nOut, this.scratch.ptr);
+    }
+    this.finish(out, op, nOut * nTokens);
+  }
+
+  /** out[oOff..] = RMSNorm(x[xOff..]; w) over n values (w null: no scale). In-place safe. */
+  rmsnorm(out: Float32Array, oOff: number, x: Float32Array, xOff: number, w: Float32Array | null, n: number, eps: number): void {
+    const xp = this.input(x, 'x', n, xOff);
+    const wp = w ? this.input(w, 'w', n) : 0;
+    const op = this.output(out, 'out', n, oOff);
+    this.kernels.rmsnorm(op, xp, wp, n, eps);
+    this.finish(out, op, n, oOff);
+  }
+
+  /** In-place softmax of x[off..off+n). */
+  softmax(x: Float32Array, off: number, n: number): void {
+    const p = this.input(x, 'x', n, off);
+    this.kernels.softmax(p, n);
+    this.finish(x, p, n, off);
+  }
+
+  /** out[i] = silu(gate[i]) · up[i] for i < n. */
+  swiglu(out: Float32Array, gate: Float32Array, up: Float32Array, n: number): void {
+    const gp = this.input(gate, 'x', n), upp = this.input(up, 'w', n);
+    const op = this.output(out, 'out', n);
+    this.kernels.swiglu(op, gp, upp, n);
+    this.finish(out, op, n);
+  }
+
+  /** out[i] = GELU(x[i]) (tanh approximation) for i < n. */
+  gelu(out: Float32Array, x: Float32Array, n: number): void {
+    const xp = this.input(x, 'x', n);
+    const op = this.output(out, 'out', n);
+    this.kernels.gelu(op, xp, n);
+    this.finish(out, op, n);
+  }
+
+  /**
+   * RoPE in place on nHeads heads (headDim apart) at x[off..], one position: the first ropeDim
+   * dims rotate by pos·base^(−2i/ropeDim), adjacent pairs or (neox) split halves.
+   */
+  rope(x: Float32Array, off: number, nHeads: number, headDim: number, ropeDim: number, pos: number, base: number, neox: boolean): void {
+    const p = this.input(x, 'x', nHeads * headDim, off);
+    this.kernels.rope(p, nHeads, headDim, ropeDim, pos, base, neox ? 1 : 0);
+    this.finish(x, p, nHeads * headDim, off);
+  }
+
+  /**
+   * Causal attention of nTok queries at positions start.. against caches k, v laid out
+   * (position, nHeadKv·headDim) holding at least start + nTok positions; q, out (nTok, nHead·headDim).
+   */
+  attention(out: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array, nTok: number, start: number,
+    nHead: number, nHeadKv: number, headDim: number, scale: number): void {
+    if (nHead % nHeadKv !== 0) throw new InvalidOptionError(`attention: ${nHead} heads are not a multiple of ${nHeadKv} kv heads`);
+    const kvLen = (start + nTok) * nHeadKv * headDim;
+    const qp = this.input(q, 'x', nTok * nHead * headDim);
+    const kp = this.input(k, 'k', kvLen), vp = this.input(v, 'v', kvLen);
+    const op = this.output(out, 'out', nTok * nHead * headDim);
+    this.ensureScratch((start + nTok) * 4);
+    if (this.pool && nHead >= this.threads && (start + nTok) * nHead * headDim * nTok >= this.parallelMin) {
+      this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride);
+    } else {
+      this.kernels.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, 0, nHead, this.scratch.ptr);
+    }
+    this.finish(out, op, nTok * nHead * headDim);
+  }
+
+  /** Stop the worker threads (the process also exits without this: workers are unref'd). */
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+
+  private weightPtr(data: ArrayBufferView): number {
+    if (this.heap.owns(data)) return data.byteOffset;
+    let p = this.weightPtrs.get(data);
+    if (p === undefined) {
+      p = this.heap.alloc(data.byteLength);
+      new Uint8Array(this.heap.memory.buffer, p, data.byteLength).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+      this.weightPtrs.set(data, p);
+    }
+    return p;
+  }
+
+  /** Pointer to n f32 of `a` from element `off`: in place when `a` is ours, else a staged copy. */
+  private input(a: Float32Array, role: string, n: number, off = 0): number {
+    if (off + n > a.length) throw new InvalidOptionError(`wasm backend: array of ${a.length} values is too short for ${off}+${n}`);
+    if (this.heap.owns(a)) return a.byteOffset + off * 4;
+    const p = this.stage(role, n * 4);
+    new Float32Array(this.heap.memory.buffer, p, n).set(a.subarray(off, off + n));
+    return p;
+  }
+
+  private output(a: Float32Array, role: string, n: number, off = 0): number {
+    if (off + n > a.length) throw new InvalidOptionError(`wasm backend: array of ${a.length} values is too short for ${off}+${n}`);
+    if (this.heap.owns(a)) return a.byteOffset + off * 4;
+    return this.stage(role + '.out', n * 4);
+  }
+
+  private finish(a: Float32Array, p: number, n: number, off = 0): void {
+    if (this.heap.owns(a)) return;
+    a.set(new Float32Array(this.heap.memory.buffer, p, n), off);
+  }
+
+  private stage(role: string, bytes: number): number {
+    let s = this.staging.get(role);
+    if (!s || s.bytes < bytes) {
+      s = { ptr: this.heap.alloc(Math.max(bytes, 4096)), bytes: Math.max(bytes, 4096) };
+      this.staging.set(role, s);
+    }
+    return s.ptr;
+  }
+
+  /** Per-thread scratch of at least `bytes` (dequantized row for prefill, attention scores). */
+  private ensureScratch(bytes: number): void {
+    if (this.scratch.stride >= bytes) return;
+    const stride = Math.ceil(Math.max(bytes, 65536) / 64) * 64;
+    this.scratch = { ptr: this.heap.alloc(stride * this.threads), stride };
+  }
+}
+
+/** Create the WebAssembly backend (compiles the module once per process). */
+export function createWasmBackend(opts: WasmBackendOptions = {}): WasmBackend {
+  return new WasmBackend(opts);
+}

@@ -1,0 +1,79 @@
+/**
+ * The one WebAssembly.Memory that holds weights, activations and the KV cache, shared (a
+ * SharedArrayBuffer underneath) so that worker threads compute on the same bytes, plus a bump
+ * allocator over it. wasm32 addresses at most 4 GiB: a model plus its cache must fit in that.
+ */
+import { UnsupportedError } from '../../../errors.js';
+import { Wasm, type WasmMemory } from './wasm-api.js';
+
+/** WebAssembly page size in bytes. */
+const PAGE = 65536;
+/** wasm32 limit: 65536 pages = 4 GiB. */
+export const MAX_PAGES = 65536;
+export const MAX_BYTES = MAX_PAGES * PAGE;
+
+/** A shared memory that can grow to the wasm32 maximum (4 GiB). */
+export function createSharedMemory(): WasmMemory {
+  return new Wasm.Memory({ initial: 1, maximum: MAX_PAGES, shared: true });
+}
+
+/** Bump allocator over a shared WebAssembly.Memory. Allocations are never freed individually. */
+export class WasmHeap {
+  readonly memory: WasmMemory;
+  private top: number;
+  private readonly buffers = new WeakSet<ArrayBufferLike>();
+
+  /** `memory` from createSharedMemory(); `base`: first usable byte (the module's heapBase()). */
+  constructor(memory: WasmMemory, base: number) {
+    this.memory = memory;
+    this.top = alignUp(base, 64);
+    this.buffers.add(this.memory.buffer);
+  }
+
+  /** Bytes handed out so far (including the module's static area). */
+  get used(): number { return this.top; }
+
+  /** Reserve `bytes` (aligned to `align`, default 64 = one cache line) and return the byte offset. */
+  alloc(bytes: number, align = 64): number {
+    if (!Number.isInteger(bytes) || bytes < 0) throw new RangeError(`cannot allocate ${bytes} bytes`);
+    const ptr = alignUp(this.top, align);
+    const end = ptr + bytes;
+    if (end > MAX_BYTES) {
+      throw new UnsupportedError(`WebAssembly memory is limited to 4 GiB (wasm32): cannot allocate ${mib(bytes)} more with ${mib(this.top)} in use; use backend 'js' for larger models`);
+    }
+    const have = this.memory.buffer.byteLength;
+    if (end > have) {
+      this.memory.grow(Math.ceil((end - have) / PAGE));
+      this.buffers.add(this.memory.buffer);
+    }
+    this.top = end;
+    return ptr;
+  }
+
+  /** A fresh Uint8Array of `bytes` inside the memory (e.g. openModelFile's `allocate`: weights land here, never copied). */
+  allocate = (bytes: number): Uint8Array => {
+    const p = this.alloc(bytes);
+    return new Uint8Array(this.memory.buffer, p, bytes);
+  };
+
+  /** A fresh zeroed Float32Array of n values inside the memory. */
+  f32(n: number): Float32Array {
+    const p = this.alloc(n * 4);
+    return new Float32Array(this.memory.buffer, p, n);
+  }
+
+  /** Whether `view` lies inside this memory (so its byteOffset is a wasm pointer). */
+  owns(view: ArrayBufferView): boolean {
+    if (this.buffers.has(view.buffer)) return true;
+    if (view.buffer === this.memory.buffer) { this.buffers.add(view.buffer); return true; }
+    return false;
+  }
+}
+
+function alignUp(n: number, a: number): number {
+  return Math.ceil(n / a) * a;
+}
+
+function mib(n: number): string {
+  return `${(n / 1048576).toFixed(1)} MiB`;
+}

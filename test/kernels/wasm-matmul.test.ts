@@ -1,0 +1,71 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GGMLType, typeName } from '../../src/format/dtypes.ts';
+import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
+import { createRng, randF32, randWeight, refMatmul, weightToF32 } from './fixtures.ts';
+
+// Every matmul is forced through the pool (parallelMinMacs 0) in the 2-thread backend.
+const one = createWasmBackend({ threads: 1 });
+const two = createWasmBackend({ threads: 2, parallelMinMacs: 0 });
+after(async () => { await one.close(); await two.close(); });
+
+/** Relative to Σ|w·x|: f32 accumulation of ≤ 1024 products stays far below this. */
+const REL_TOL = 2e-6 * 8;
+
+const CASES: [GGMLType, number[]][] = [
+  [GGMLType.F32, [33, 100, 257]], [GGMLType.F16, [33, 100, 257]], [GGMLType.BF16, [33, 100, 257]],
+  [GGMLType.Q8_0, [96, 320]], [GGMLType.Q4_0, [96, 320]], [GGMLType.Q4_1, [96, 320]],
+  [GGMLType.Q5_0, [96, 320]], [GGMLType.Q5_1, [96, 320]],
+  [GGMLType.Q4_K, [512, 768]], [GGMLType.Q5_K, [512, 768]], [GGMLType.Q6_K, [512, 768]],
+];
+
+for (const [type, sizes] of CASES) {
+  test(`wasm matmul ${typeName(type)} equals the f64 reference (1 and 2 threads, bit-identical)`, () => {
+    const rng = createRng(1234 + type);
+    for (const nIn of sizes) {
+      for (const nOut of [1, 7, 131]) {
+        for (const nTok of [1, 3, 34]) {
+          if (nTok === 34 && nOut !== 7) continue; // crosses the 32-token tile once; keep the suite fast
+          const w = randWeight(rng, type, nIn, nOut);
+          const x = randF32(rng, nIn * nTok);
+          const { y, mag } = refMatmul(weightToF32(w, nIn, nOut), x, nIn, nOut, nTok);
+          const a = new Float32Array(nOut * nTok), b = new Float32Array(nOut * nTok);
+          one.matmul(a, w, x, nIn, nOut, nTok);
+          two.matmul(b, w, x, nIn, nOut, nTok);
+          for (let i = 0; i < a.length; i++) {
+            const err = Math.abs(a[i]! - y[i]!);
+            assert.ok(err <= REL_TOL * mag[i]! + 1e-30, `${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok} [${i}]: ${a[i]} vs ${y[i]} (err ${err}, Σ|wx| ${mag[i]})`);
+          }
+          assert.deepEqual(b, a, `${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok}: 2 threads differ from 1`);
+        }
+      }
+    }
+  });
+}
+
+test('wasm matmul reads weights in place when they live in the backend memory', () => {
+  const rng = createRng(7);
+  const nIn = 64, nOut = 5;
+  const w = randWeight(rng, GGMLType.Q8_0, nIn, nOut);
+  const bytes = one.heap.allocate((w.data as Uint8Array).byteLength);
+  bytes.set(w.data as Uint8Array);
+  const x = one.heap.f32(nIn); x.set(randF32(rng, nIn));
+  const out = one.heap.f32(nOut);
+  const used = one.heap.used;
+  one.matmul(out, { type: GGMLType.Q8_0, data: bytes }, x, nIn, nOut, 1);
+  assert.equal(one.heap.used, used, 'no staging copy was allocated');
+  const { y } = refMatmul(weightToF32(w, nIn, nOut), x, nIn, nOut, 1);
+  for (let i = 0; i < nOut; i++) assert.ok(Math.abs(out[i]! - y[i]!) < 1e-4);
+  // mutate the weight bytes in place: the result must change (no hidden cached copy)
+  bytes[2] = (bytes[2]! + 1) & 0xff;
+  const before = out[0]!;
+  one.matmul(out, { type: GGMLType.Q8_0, data: bytes }, x, nIn, nOut, 1);
+  assert.notEqual(out[0], before);
+});
+
+test('wasm matmul rejects unsupported types and ragged block rows with typed errors', () => {
+  const x = new Float32Array(64), out = new Float32Array(2);
+  assert.throws(() => one.matmul(out, { type: GGMLType.Q2_K, data: new Uint8Array(1000) }, x, 256, 1, 1), /no matmul kernel for Q2_K/);
+  assert.throws(() => one.matmul(out, { type: GGMLType.Q8_0, data: new Uint8Array(1000) }, x, 40, 1, 1), /multiple of 32/);
+  assert.throws(() => one.matmul(out, { type: GGMLType.Q8_0, data: new Uint8Array(10) }, x, 32, 2, 1), /needs 68/);
+});
