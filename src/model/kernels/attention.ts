@@ -5,6 +5,8 @@
  * soft-capping (Gemma 2: s ← cap·tanh(s/cap)). Softmax runs in f32 storage, double arithmetic.
  */
 
+let acc = new Float64Array(0);
+
 /** Shapes and options of one attention call. */
 export interface AttentionShape {
   nHead: number;
@@ -29,6 +31,8 @@ export function attention(out: Float32Array, q: Float32Array, kc: Float32Array, 
   const qDim = nHead * headDim;
   const kvDim = nHeadKv * headDim;
   const group = nHead / nHeadKv;
+  if (acc.length < headDim) acc = new Float64Array(headDim);
+  const a = acc;
   for (let t = 0; t < nTokens; t++) {
     const pos = pos0 + t;
     const lo = window > 0 ? Math.max(0, pos - window + 1) : 0;
@@ -50,12 +54,13 @@ export function attention(out: Float32Array, q: Float32Array, kc: Float32Array, 
       for (let j = 0; j < n; j++) { const e = Math.exp(scores[j]! - max); scores[j] = e; sum += e; }
       const inv = 1 / sum;
       const oOff = t * qDim + h * headDim;
-      for (let i = 0; i < headDim; i++) out[oOff + i] = 0;
+      a.fill(0, 0, headDim);
       for (let j = 0; j < n; j++) {
-        const p = scores[j]! * inv;
+        const p = scores[j]!;
         const vOff = (lo + j) * kvDim + kvOff;
-        for (let i = 0; i < headDim; i++) out[oOff + i] += p * vc[vOff + i]!;
+        for (let i = 0; i < headDim; i++) a[i] += p * vc[vOff + i]!;
       }
+      for (let i = 0; i < headDim; i++) out[oOff + i] = a[i]! * inv;
     }
   }
 }
