@@ -5,7 +5,6 @@
 //   decode: number, contextSize?: number }.
 // The prompt minus its last token is the prefill (one batch); decoding then starts from the last
 // prompt token, so `decode` single-token evaluations yield `decode` greedy tokens.
-import { getLlama, LlamaLogLevel } from 'node-llama-cpp';
 
 const print = (o) => process.stdout.write('@@RESULT@@' + JSON.stringify(o) + '\n');
 const opts = JSON.parse(process.argv[2] ?? '{}');
@@ -14,6 +13,8 @@ async function main() {
   const t0 = performance.now();
   let llama;
   try {
+    // Imported here so a missing package reads as "unavailable", like a binary that fails to load.
+    const { getLlama, LlamaLogLevel } = await import('node-llama-cpp');
     llama = await getLlama({
       build: 'never', usePrebuiltBinaries: true, skipDownload: true, gpu: false,
       progressLogs: false, logLevel: LlamaLogLevel.error, maxThreads: opts.threads,

@@ -1,0 +1,141 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { quantizeFile } from '../../src/tools/quantize.ts';
+import { decodeValues, encodeValues } from '../../src/tools/tensor-codec.ts';
+import { parseGGUF, GGUFValueType as V } from '../../src/format/gguf.ts';
+import { byteSize, f32ToF16, F16_TABLE, GGMLType } from '../../src/format/dtypes.ts';
+import { InvalidOptionError, ModelFormatError, UnsupportedError } from '../../src/errors.ts';
+import { needsShared, sharedPath } from '../helpers.ts';
+
+const STORIES = sharedPath('models', 'stories260K', 'stories260K.gguf');
+const load = (p: string) => parseGGUF(new Uint8Array(readFileSync(p)), p);
+const f32Of = (t: { data: Uint8Array; type: GGMLType; dims: number[] }) => decodeValues(t.type, t.data, t.dims.reduce((a, b) => a * b, 1));
+
+function withDir(fn: (dir: string) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), 'tl-quant-'));
+  try { fn(dir); } finally { rmSync(dir, { recursive: true, force: true }); }
+}
+
+test('Q8_0 and Q4_0 blocks match ggml reference rounding (roundf halves away from zero, nibble order, clamp)', () => {
+  // amax 127 → d = 1 exactly, so q = roundf(x).
+  const x = new Float32Array(32);
+  x[0] = 127; x[1] = -2.5; x[2] = 2.5; x[3] = 0.49; x[4] = -127; x[5] = 3.5;
+  const q8 = encodeValues(GGMLType.Q8_0, x);
+  assert.equal(q8.length, 34);
+  assert.equal(new DataView(q8.buffer).getUint16(0, true), f32ToF16(1));
+  assert.deepEqual([...new Int8Array(q8.buffer, 2, 6)], [127, -3, 3, 0, -127, 4]);
+  // Q4_0: the largest-magnitude value is -8 → d = 1; q = min(15, trunc(x + 8.5)); byte j = e[j] | e[j+16] << 4.
+  const y = new Float32Array(32);
+  y[0] = -8; y[1] = 7; y[2] = 8; y[3] = 0.5; y[4] = -0.5; y[16] = 1; y[17] = -3;
+  const q4 = encodeValues(GGMLType.Q4_0, y);
+  assert.equal(q4.length, 18);
+  assert.equal(F16_TABLE[new DataView(q4.buffer).getUint16(0, true)], 1);
+  const nib = (j: number) => (j < 16 ? q4[2 + j]! & 15 : q4[2 + j - 16]! >> 4);
+  assert.deepEqual([0, 1, 2, 3, 4, 16, 17].map(nib), [0, 15, 15, 9, 8, 9, 5]);
+  assert.deepEqual([...decodeValues(GGMLType.Q4_0, q4, 32).subarray(0, 5)], [-8, 7, 7, 1, 0]);
+  // all-zero block: scale 0, values decode to 0
+  assert.deepEqual([...decodeValues(GGMLType.Q8_0, encodeValues(GGMLType.Q8_0, new Float32Array(32)), 32)], new Array(32).fill(0));
+});
+
+test('quantize stories260K to Q8_0: llama.cpp tensor choices, file_type 7, metadata kept, values within tolerance', { skip: needsShared() }, () => {
+  withDir((dir) => {
+    const out = join(dir, 'q8.gguf');
+    const r = quantizeFile(STORIES, out, 'q8_0');
+    const src = load(STORIES), dst = load(out);
+    assert.equal(dst.meta.get('general.file_type'), 7);
+    assert.equal(dst.metaTypes.get('general.file_type')!.type, V.UINT32);
+    assert.equal(dst.meta.get('general.quantization_version'), 2);
+    for (const [k, v] of src.meta) {
+      assert.deepEqual(dst.meta.get(k), v, k);
+      assert.deepEqual(dst.metaTypes.get(k), src.metaTypes.get(k), `type of ${k}`);
+    }
+    assert.deepEqual([...dst.tensors.keys()], [...src.tensors.keys()]);
+    let maxRel = 0;
+    for (const s of src.tensors.values()) {
+      const d = dst.tensors.get(s.name)!;
+      assert.deepEqual(d.dims, s.dims);
+      // 2-D weights with whole 32-blocks become Q8_0; norms stay F32; ffn_down rows (172) are not whole blocks.
+      const expected = s.dims.length === 2 && s.dims[0]! % 32 === 0 ? GGMLType.Q8_0 : GGMLType.F32;
+      assert.equal(d.type, expected, s.name);
+      assert.equal(d.byteLength, byteSize(expected, s.dims[0]! * (s.dims[1] ?? 1)));
+      const a = f32Of(s), b = f32Of(d);
+      if (expected === GGMLType.F32) { assert.deepEqual(b, a, s.name); continue; }
+      // Q8_0 error bound per block: half a step (amax/254) plus the f16 rounding of the scale (≤ amax·2⁻¹¹).
+      for (let blk = 0; blk < a.length; blk += 32) {
+        let amax = 0;
+        for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(a[blk + j]!));
+        for (let j = 0; j < 32; j++) {
+          const err = Math.abs(a[blk + j]! - b[blk + j]!);
+          assert.ok(err <= amax * (0.5 / 127 + 1 / 2048) + 1e-12, `${s.name}[${blk + j}] error ${err} > bound for amax ${amax}`);
+          if (amax > 0) maxRel = Math.max(maxRel, err / amax);
+        }
+      }
+    }
+    assert.ok(maxRel > 0.001, 'quantization actually happened');
+    assert.deepEqual(r.counts, { Q8_0: 32, F32: 16 }); // 5 layers × 6 matrices + embeddings + output; 2 norms + ffn_down per layer + output_norm
+    assert.ok(r.outputBytes < r.inputBytes * 0.45);
+  });
+});
+
+test('Q4_0: the classifier gets Q8_0 (llama.cpp would use Q6_K), the rest Q4_0 within d; --pure gives all Q4_0', { skip: needsShared() }, () => {
+  withDir((dir) => {
+    quantizeFile(STORIES, join(dir, 'q4.gguf'), 'Q4_0');
+    quantizeFile(STORIES, join(dir, 'q4p.gguf'), 'Q4_0', { pure: true });
+    const src = load(STORIES), q4 = load(join(dir, 'q4.gguf')), pure = load(join(dir, 'q4p.gguf'));
+    assert.equal(q4.meta.get('general.file_type'), 2);
+    assert.equal(q4.tensors.get('output.weight')!.type, GGMLType.Q8_0);
+    assert.equal(q4.tensors.get('token_embd.weight')!.type, GGMLType.Q4_0);
+    assert.equal(q4.tensors.get('blk.0.attn_q.weight')!.type, GGMLType.Q4_0);
+    assert.equal(q4.tensors.get('blk.0.ffn_down.weight')!.type, GGMLType.F32);
+    assert.equal(pure.tensors.get('output.weight')!.type, GGMLType.Q4_0);
+    const a = f32Of(src.tensors.get('blk.1.ffn_up.weight')!), b = f32Of(q4.tensors.get('blk.1.ffn_up.weight')!);
+    for (let blk = 0; blk < a.length; blk += 32) {
+      let amax = 0;
+      for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(a[blk + j]!));
+      // step d = amax/8; the value opposite the extreme may clamp, costing up to one step.
+      for (let j = 0; j < 32; j++) assert.ok(Math.abs(a[blk + j]! - b[blk + j]!) <= (amax / 8) * (1 + 1 / 512));
+    }
+  });
+});
+
+test('F16 and BF16 convert every weight matrix (block size 1) and round to nearest', { skip: needsShared() }, () => {
+  withDir((dir) => {
+    quantizeFile(STORIES, join(dir, 'f16.gguf'), 'F16');
+    quantizeFile(join(dir, 'f16.gguf'), join(dir, 'f32.gguf'), 'F32');
+    const src = load(STORIES), f16 = load(join(dir, 'f16.gguf')), back = load(join(dir, 'f32.gguf'));
+    assert.equal(f16.meta.get('general.file_type'), 1);
+    assert.equal(back.meta.get('general.file_type'), 0);
+    const down = f16.tensors.get('blk.0.ffn_down.weight')!;
+    assert.equal(down.type, GGMLType.F16);
+    assert.equal(f16.tensors.get('blk.0.ffn_norm.weight')!.type, GGMLType.F32);
+    const a = f32Of(src.tensors.get('blk.0.ffn_down.weight')!);
+    const h = new Uint16Array(down.data.slice().buffer);
+    for (let i = 0; i < a.length; i++) assert.equal(h[i], f32ToF16(a[i]!));
+    assert.deepEqual(f32Of(back.tensors.get('blk.0.ffn_down.weight')!), decodeValues(GGMLType.F16, down.data, a.length));
+    quantizeFile(STORIES, join(dir, 'bf16.gguf'), 'bf16');
+    const bf = load(join(dir, 'bf16.gguf'));
+    assert.equal(bf.meta.get('general.file_type'), 32);
+    assert.equal(bf.tensors.get('output.weight')!.type, GGMLType.BF16);
+  });
+});
+
+test('quantize errors: bad type, missing or non-GGUF input, already-quantized input, output = input', { skip: needsShared() }, () => {
+  withDir((dir) => {
+    assert.throws(() => quantizeFile(STORIES, join(dir, 'x.gguf'), 'Q5_K'),
+      (e: Error) => e instanceof InvalidOptionError && /unknown type "Q5_K"; supported: F32, F16, BF16, Q8_0, Q4_0/.test(e.message));
+    assert.throws(() => quantizeFile(join(dir, 'nope.gguf'), join(dir, 'x.gguf'), 'Q8_0'), (e: Error) => e instanceof ModelFormatError && /not found/.test(e.message));
+    writeFileSync(join(dir, 'text.gguf'), 'hello, not a model at all');
+    assert.throws(() => quantizeFile(join(dir, 'text.gguf'), join(dir, 'x.gguf'), 'Q8_0'), (e: Error) => e instanceof ModelFormatError && /not a GGUF file/.test(e.message));
+    assert.throws(() => quantizeFile(STORIES, STORIES, 'Q8_0'), /output file must differ/);
+    quantizeFile(STORIES, join(dir, 'q4.gguf'), 'Q4_0');
+    assert.throws(() => quantizeFile(join(dir, 'q4.gguf'), join(dir, 'x.gguf'), 'Q8_0'),
+      (e: Error) => e instanceof UnsupportedError && /tensor "token_embd.weight" is already quantized \(Q4_0\)/.test(e.message));
+    assert.equal(existsSync(join(dir, 'x.gguf')), false, 'no partial output left behind');
+    // Same type again: quantized tensors are copied unchanged.
+    quantizeFile(join(dir, 'q4.gguf'), join(dir, 'q4b.gguf'), 'Q4_0');
+    assert.deepEqual(readFileSync(join(dir, 'q4b.gguf')), readFileSync(join(dir, 'q4.gguf')));
+  });
+});
