@@ -1,4 +1,5 @@
 /** Test helpers: where ../shared lives, and a loud skip when it is absent (CI always has it). */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,4 +15,12 @@ export function needsShared(): string | false {
   const msg = `!!! ../shared not found at ${SHARED}: SKIPPING tests that need the shared models/reference data !!!`;
   console.warn(msg);
   return msg;
+}
+
+/** Run the CLI from source (`tokenloop ARGS...`) and capture its output. */
+export function runCli(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(REPO, 'src', 'cli', 'main.ts'), ...args], {
+    cwd: REPO, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

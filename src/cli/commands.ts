@@ -1,5 +1,6 @@
 /** The list of CLI commands: adding one is one import and one entry. */
 import type { Command } from 'commander';
+import { register as generate } from './generate.js';
 import { register as tokenize } from './tokenize.js';
 import { register as evalCmd } from './eval.js';
 import { register as info } from './info.js';
@@ -10,6 +11,7 @@ import { register as template } from './template.js';
 export type RegisterCommand = (program: Command) => void;
 
 export const commands: RegisterCommand[] = [
+  generate,
   tokenize,
   evalCmd,
   info,
