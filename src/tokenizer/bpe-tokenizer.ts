@@ -29,7 +29,7 @@ export interface BpeTokenizerConfig {
 }
 
 const utf8 = new TextEncoder();
-const utf8Decoder = new TextDecoder('utf-8');
+const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** Split a GGUF merge line at the first space after position 0 (llama.cpp: `word.find(' ', 1)`). */
 export function splitMergeLine(line: string): { left: string; right: string } | null {

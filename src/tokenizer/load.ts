@@ -16,6 +16,7 @@ import type { ModelFile } from '../format/model-file.js';
 import { openModelFile, readWholeFile } from '../format/open.js';
 import { createTokenizerFromGGUF } from './from-gguf.js';
 import { parseLlama2cTokenizer } from './from-llama2c.js';
+import { loadHfTokenizer } from './from-hf.js';
 import type { Tokenizer } from './tokenizer.js';
 
 export interface LoadTokenizerOptions {
@@ -54,11 +55,12 @@ export function loadTokenizer(opts: LoadTokenizerOptions): Tokenizer {
 /** Load a tokenizer file of any supported kind, recognised by magic or name. */
 export function loadTokenizerFile(path: string): Tokenizer {
   if (!existsSync(path)) throw new ModelFormatError(`tokenizer file not found: ${path}`);
-  if (statSync(path).isDirectory()) throw new ModelFormatError(`expected a tokenizer file but got a directory: ${path}`);
-  if (basename(path).toLowerCase().endsWith('.json')) {
-    // HOOK(hf): the HF tokenizer.json helper wires this to `createTokenizerFromHF` in './from-hf.js'.
-    throw new UnsupportedError(`${path}: Hugging Face tokenizer.json files are not supported yet`);
+  if (statSync(path).isDirectory()) {
+    // A Hugging Face tokenizer folder: tokenizer.json (+ tokenizer_config.json).
+    if (existsSync(join(path, 'tokenizer.json'))) return loadHfTokenizer(path);
+    throw new ModelFormatError(`expected a tokenizer file but got a directory without tokenizer.json: ${path}`);
   }
+  if (basename(path).toLowerCase().endsWith('.json')) return loadHfTokenizer(path);
   const bytes = readWholeFile(path);
   const magic = bytes.byteLength >= 4 ? new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true) : -1;
   if (magic === GGUF_MAGIC) return createTokenizerFromGGUF(openModelFile(path).meta, path);
