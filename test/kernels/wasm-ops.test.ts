@@ -1,0 +1,97 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
+import { createRng, randF32 } from './fixtures.ts';
+
+const one = createWasmBackend({ threads: 1 });
+const two = createWasmBackend({ threads: 2, parallelMinMacs: 0 });
+after(async () => { await one.close(); await two.close(); });
+
+function close(a: ArrayLike<number>, b: ArrayLike<number>, tol: number, what: string): void {
+  assert.equal(a.length, b.length);
+  for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - b[i]!) <= tol * (1 + Math.abs(b[i]!)), `${what}[${i}]: ${a[i]} vs ${b[i]}`);
+}
+
+test('rmsnorm (with and without weight, odd n, offsets) matches f64', () => {
+  const rng = createRng(1);
+  for (const n of [1, 7, 33, 768]) {
+    const x = randF32(rng, n + 3, 4), w = randF32(rng, n);
+    for (const ww of [w, null]) {
+      const out = new Float32Array(n + 5);
+      one.rmsnorm(out, 2, x, 3, ww, n, 1e-5);
+      let ss = 0;
+      for (let i = 0; i < n; i++) ss += x[3 + i]! ** 2;
+      const s = 1 / Math.sqrt(ss / n + 1e-5);
+      close(out.subarray(2, 2 + n), Array.from({ length: n }, (_, i) => x[3 + i]! * s * (ww ? ww[i]! : 1)), 2e-6, `rmsnorm n=${n}`);
+      assert.equal(out[0], 0); assert.equal(out[n + 2], 0);
+    }
+  }
+});
+
+test('softmax, swiglu, gelu match f64', () => {
+  const rng = createRng(2);
+  const x = randF32(rng, 101, 20);
+  const sm = x.slice();
+  one.softmax(sm, 1, 99);
+  const mx = Math.max(...x.subarray(1, 100));
+  const e = Array.from(x.subarray(1, 100), (v) => Math.exp(v - mx));
+  const sum = e.reduce((a, b) => a + b, 0);
+  close(sm.subarray(1, 100), e.map((v) => v / sum), 1e-6, 'softmax');
+  assert.equal(sm[0], x[0]); assert.equal(sm[100], x[100]);
+  const g = randF32(rng, 37, 6), u = randF32(rng, 37, 2), out = new Float32Array(37);
+  one.swiglu(out, g, u, 37);
+  close(out, Array.from(g, (v, i) => (v / (1 + Math.exp(-v))) * u[i]!), 1e-6, 'swiglu');
+  one.gelu(out, g, 37);
+  close(out, Array.from(g, (v) => 0.5 * v * (1 + Math.tanh(0.7978845608028654 * (v + 0.044715 * v ** 3)))), 1e-6, 'gelu');
+});
+
+test('rope: adjacent pairs and neox halves, partial rotary dims, match f64', () => {
+  const rng = createRng(3);
+  const nHeads = 3, headDim = 16;
+  for (const [ropeDim, neox] of [[16, false], [16, true], [8, true], [8, false]] as const) {
+    const x = randF32(rng, nHeads * headDim + 2);
+    const y = x.slice();
+    one.rope(y, 2, nHeads, headDim, ropeDim, 37, 10000, neox);
+    const want = Array.from(x);
+    for (let h = 0; h < nHeads; h++) {
+      for (let i = 0; i < ropeDim / 2; i++) {
+        const th = 37 * 10000 ** (-2 * i / ropeDim);
+        const a = 2 + h * headDim + (neox ? i : 2 * i), b = 2 + h * headDim + (neox ? i + ropeDim / 2 : 2 * i + 1);
+        want[a] = x[a]! * Math.cos(th) - x[b]! * Math.sin(th);
+        want[b] = x[a]! * Math.sin(th) + x[b]! * Math.cos(th);
+      }
+    }
+    close(y, want, 2e-6, `rope dim=${ropeDim} neox=${neox}`);
+  }
+});
+
+test('attention (GQA, causal, several queries) matches f64; 1 and 2 threads bit-identical', () => {
+  const rng = createRng(4);
+  const nHead = 6, nHeadKv = 2, headDim = 10, start = 5, nTok = 3, kvDim = nHeadKv * headDim;
+  const k = randF32(rng, (start + nTok) * kvDim), v = randF32(rng, (start + nTok) * kvDim), q = randF32(rng, nTok * nHead * headDim);
+  const scale = 1 / Math.sqrt(headDim);
+  const a = new Float32Array(nTok * nHead * headDim), b = a.slice();
+  one.attention(a, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale);
+  two.attention(b, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale);
+  assert.deepEqual(b, a);
+  const want: number[] = [];
+  for (let t = 0; t < nTok; t++) {
+    for (let h = 0; h < nHead; h++) {
+      const kh = Math.floor(h / (nHead / nHeadKv)), nPos = start + t + 1;
+      const s: number[] = [];
+      for (let p = 0; p < nPos; p++) {
+        let d = 0;
+        for (let i = 0; i < headDim; i++) d += q[(t * nHead + h) * headDim + i]! * k[p * kvDim + kh * headDim + i]!;
+        s.push(d * scale);
+      }
+      const m = Math.max(...s), e = s.map((z) => Math.exp(z - m)), z = e.reduce((x, y) => x + y, 0);
+      for (let i = 0; i < headDim; i++) {
+        let o = 0;
+        for (let p = 0; p < nPos; p++) o += (e[p]! / z) * v[p * kvDim + kh * headDim + i]!;
+        want.push(o);
+      }
+    }
+  }
+  close(a, want, 2e-6, 'attention');
+  assert.throws(() => one.attention(a, q, k, v, nTok, start, 5, 2, headDim, scale), /not a multiple/);
+});
