@@ -1,0 +1,236 @@
+/**
+ * The side-by-side benchmark: tokenloop vs llama.cpp (node-llama-cpp, prebuilt CPU binary) on
+ * stories260K and synthesized Llama shapes (15M, 110M) in F32, F16, Q8_0 and Q4_0.
+ *
+ * Each measurement runs in a fresh child process per engine (so load time and peak RSS are the
+ * engine's own): prefill of N tokens in one call, then N greedy decode steps. Engines alternate
+ * within each repetition (order swapped every repetition); the table reports medians.
+ * Memory bandwidth is measured too, and tokenloop's decode speed is put against the bandwidth
+ * roofline: weight bytes read per token × tokens/s ÷ bandwidth.
+ *
+ * Models are generated on first use into bench/models/ (git-ignored) with `synth`/`quantize`.
+ * Usage: node --import tsx bench/compare.ts [--quick] [--models stories260K,15M,110M]
+ *   [--types F32,F16,Q8_0,Q4_0] [--threads 1,2] [--runs 3] [--tokens 128] [--out FILE]
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { openGGUFSource } from '../src/tools/gguf-source.js';
+import { quantizeFile } from '../src/tools/quantize.js';
+import { synthFile } from '../src/tools/synth.js';
+import { measureBandwidth } from './bandwidth.js';
+import { runLlamaCpp, tokPerSec, type LlamaCppResult } from './llama-cpp.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const REPO = resolve(HERE, '..');
+const SHARED = process.env['TOKENLOOP_SHARED'] ?? resolve(REPO, '..', 'shared');
+const MODELS_DIR = join(HERE, 'models');
+const VOCAB = join(SHARED, 'reference', 'tokenizer', 'llama.cpp-vocab', 'ggml-vocab-llama-spm.gguf');
+
+/** Model shapes the benchmark knows (llama2.c's stories models; the synthetic ones share their shapes). */
+const SHAPES: Record<string, { dim: number; layers: number; heads: number; hidden: number } | null> = {
+  stories260K: null, // the real model from ../shared
+  '15M': { dim: 288, layers: 6, heads: 6, hidden: 768 },
+  '110M': { dim: 768, layers: 12, heads: 12, hidden: 2048 },
+};
+const TYPES = ['F32', 'F16', 'Q8_0', 'Q4_0'];
+
+/** One engine's measurement. */
+interface Run {
+  ok: boolean; error?: string;
+  loadMs: number; prefillTokens: number; prefillMs: number; decodeTokens: number; decodeMs: number;
+  tokens: number[]; threads: number; peakRssBytes: number;
+}
+
+/** Path of `model` in `type`, generating it (and its F32 source) on first use. */
+export function ensureModel(model: string, type: string, log: (s: string) => void = () => {}): string {
+  mkdirSync(MODELS_DIR, { recursive: true });
+  const shape = SHAPES[model];
+  if (shape === undefined) throw new Error(`unknown model "${model}" (known: ${Object.keys(SHAPES).join(', ')})`);
+  const source = shape === null ? join(SHARED, 'models', 'stories260K', 'stories260K.gguf') : join(MODELS_DIR, `synth-${model}-F32.gguf`);
+  if (shape !== null && !existsSync(source)) {
+    log(`generating ${source}`);
+    synthFile(source + '.tmp', { ...shape, kvHeads: shape.heads, ctx: 2048, seed: 1, vocabFile: VOCAB, type: 'F32' });
+    renameSync(source + '.tmp', source);
+  }
+  if (type === 'F32') return source;
+  const out = join(MODELS_DIR, `${shape === null ? 'stories260K' : 'synth-' + model}-${type}.gguf`);
+  if (!existsSync(out)) {
+    log(`generating ${out}`);
+    quantizeFile(source, out + '.tmp', type);
+    renameSync(out + '.tmp', out);
+  }
+  return out;
+}
+
+/** Weight bytes a decode step reads: every tensor, except that an untied token_embd is read one row at a time. */
+export function bytesPerToken(path: string): number {
+  const src = openGGUFSource(path);
+  try {
+    let total = 0;
+    const tied = !src.tensors.has('output.weight');
+    for (const t of src.tensors.values()) {
+      if (t.name === 'token_embd.weight' && !tied) total += t.byteLength / (t.dims[1] ?? 1);
+      else total += t.byteLength;
+    }
+    return total;
+  } finally {
+    src.close();
+  }
+}
+
+function runTokenloop(modelPath: string, threads: number, tokens: number[], decode: number): Promise<Run> {
+  return new Promise((res) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'tokenloop-worker.ts'), JSON.stringify({ modelPath, threads, tokens, decode })], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '', err = '';
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+    child.on('close', (code) => {
+      const line = out.split('\n').reverse().find((l) => l.startsWith('@@RESULT@@'));
+      if (!line) { res(failed(`worker exited ${code}: ${err.trim().split('\n').slice(-2).join(' | ')}`)); return; }
+      const r = JSON.parse(line.slice(10)) as Run;
+      res(r.ok ? r : failed(r.error ?? 'failed'));
+    });
+  });
+}
+
+async function runPeer(modelPath: string, threads: number, tokens: number[], decode: number): Promise<Run> {
+  try {
+    const r: LlamaCppResult = await runLlamaCpp({ modelPath, threads, tokens, decode });
+    return { ...r, ok: true, loadMs: r.binaryMs + r.loadMs };
+  } catch (e) {
+    return failed(e instanceof Error ? e.message : String(e));
+  }
+}
+
+function failed(error: string): Run {
+  return { ok: false, error, loadMs: NaN, prefillTokens: 0, prefillMs: NaN, decodeTokens: 0, decodeMs: NaN, tokens: [], threads: 0, peakRssBytes: NaN };
+}
+
+const median = (xs: number[]): number => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+interface Summary { ok: boolean; error?: string; loadMs: number; prefill: number; decode: number; rssMiB: number; threads: number; tokens: number[] }
+
+function summarize(runs: Run[]): Summary {
+  const ok = runs.filter((r) => r.ok);
+  if (ok.length === 0) return { ok: false, error: runs[0]?.error ?? 'no runs', loadMs: NaN, prefill: NaN, decode: NaN, rssMiB: NaN, threads: 0, tokens: [] };
+  return {
+    ok: true,
+    loadMs: median(ok.map((r) => r.loadMs)),
+    prefill: median(ok.map((r) => tokPerSec(r.prefillTokens, r.prefillMs))),
+    decode: median(ok.map((r) => tokPerSec(r.decodeTokens, r.decodeMs))),
+    rssMiB: median(ok.map((r) => r.peakRssBytes / 1048576)),
+    threads: ok[0]!.threads,
+    tokens: ok[0]!.tokens,
+  };
+}
+
+/** Prompt ids: BOS (1) then a fixed spread over the vocabulary (ids ≥ 3 skip unk/bos/eos). */
+export function benchTokens(n: number, nVocab: number): number[] {
+  return Array.from({ length: n + 1 }, (_, i) => (i === 0 ? 1 : 3 + ((i * 7919) % (nVocab - 3))));
+}
+
+function vocabSize(path: string): number {
+  const src = openGGUFSource(path);
+  try { return src.tensors.get('token_embd.weight')!.dims[1]!; } finally { src.close(); }
+}
+
+const f = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? (a / b).toFixed(2) + '×' : '–');
+
+/** Run the benchmark; returns the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      models: { type: 'string' }, types: { type: 'string' }, threads: { type: 'string' },
+      runs: { type: 'string' }, tokens: { type: 'string' }, out: { type: 'string' },
+      'no-peer': { type: 'boolean', default: false },
+    },
+  });
+  const list = (s: string | undefined, dflt: string[]) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : dflt);
+  const quick = values.quick!;
+  const models = list(values.models, quick ? ['stories260K', '15M'] : Object.keys(SHAPES));
+  const types = list(values.types, quick ? ['F32', 'Q8_0'] : TYPES);
+  const threadList = list(values.threads, quick ? ['1'] : ['1', '2']).map(Number);
+  const runs = Number(values.runs ?? (quick ? 1 : 3));
+  const nTok = Number(values.tokens ?? (quick ? 32 : 128));
+  const outPath = values.out ?? join(HERE, 'results', 'latest.md');
+  for (const m of models) if (!(m in SHAPES)) { process.stderr.write(`unknown model "${m}" (known: ${Object.keys(SHAPES).join(', ')})\n`); return 2; }
+  for (const t of types) if (!TYPES.includes(t)) { process.stderr.write(`unknown type "${t}" (known: ${TYPES.join(', ')})\n`); return 2; }
+  if (threadList.some((t) => !Number.isInteger(t) || t < 1) || !Number.isInteger(runs) || runs < 1 || !Number.isInteger(nTok) || nTok < 1) {
+    process.stderr.write('--threads, --runs and --tokens take positive integers\n');
+    return 2;
+  }
+  const log = (s: string) => process.stderr.write(s + '\n');
+
+  const bw = new Map<number, number>();
+  for (const t of threadList) bw.set(t, (await measureBandwidth(t)).bytesPerSec);
+  log(`memory bandwidth: ${threadList.map((t) => `${t} thread(s) ${(bw.get(t)! / 1e9).toFixed(1)} GB/s`).join(', ')}`);
+
+  const rows: string[] = [];
+  for (const model of models) {
+    for (const type of types) {
+      const path = ensureModel(model, type, log);
+      const tokens = benchTokens(nTok, vocabSize(path));
+      const bpt = bytesPerToken(path);
+      for (const threads of threadList) {
+        const tl: Run[] = [], lc: Run[] = [];
+        for (let r = 0; r < runs; r++) {
+          // alternate which engine goes first, so drift (thermal, neighbours) hits both alike
+          if (r % 2 === 0) { tl.push(await runTokenloop(path, threads, tokens, nTok)); if (!values['no-peer']) lc.push(await runPeer(path, threads, tokens, nTok)); }
+          else { if (!values['no-peer']) lc.push(await runPeer(path, threads, tokens, nTok)); tl.push(await runTokenloop(path, threads, tokens, nTok)); }
+        }
+        const a = summarize(tl), b = values['no-peer'] ? summarize([failed('skipped (--no-peer)')]) : summarize(lc);
+        const share = a.ok ? (bpt * a.decode) / bw.get(threads)! : NaN;
+        const agree = a.ok && b.ok ? a.tokens.findIndex((t, i) => t !== b.tokens[i]) : -2;
+        const agreeCell = agree === -2 ? '–' : agree === -1 ? `${a.tokens.length}/${a.tokens.length}` : `first ${agree}`;
+        const note = [!a.ok ? `tokenloop: ${a.error}` : '', !b.ok ? `llama.cpp: ${b.error}` : '', a.ok && a.threads !== threads ? `tokenloop used ${a.threads} thread(s)` : ''].filter(Boolean).join('; ');
+        const row = `| ${model} | ${type} | ${threads} | ${f(a.loadMs)} / ${f(b.loadMs)} | ${f(a.prefill)} / ${f(b.prefill)} | ${ratio(a.prefill, b.prefill)} | ${f(a.decode, 1)} / ${f(b.decode, 1)} | ${ratio(a.decode, b.decode)} | ${f(a.rssMiB)} / ${f(b.rssMiB)} | ${Number.isFinite(share) ? (share * 100).toFixed(1) + '%' : '–'} | ${agreeCell} | ${note.replace(/\|/g, '/')} |`;
+        rows.push(row);
+        log(row);
+      }
+    }
+  }
+
+  const nlcVersion = (() => {
+    try { return (JSON.parse(readFileSync(join(REPO, 'node_modules', 'node-llama-cpp', 'package.json'), 'utf8')) as { version: string }).version; } catch { return 'not installed'; }
+  })();
+  const md = [
+    '# tokenloop vs llama.cpp (node-llama-cpp) — CPU',
+    '',
+    `Generated by \`bench/compare.ts${argv.length ? ' ' + argv.join(' ') : ''}\` on ${new Date().toISOString().slice(0, 10)}.`,
+    `Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores; Node ${process.version}; node-llama-cpp ${nlcVersion} (prebuilt llama.cpp CPU binary).`,
+    `Memory read bandwidth (wasm SIMD stream): ${threadList.map((t) => `${t} thread(s) ${(bw.get(t)! / 1e9).toFixed(1)} GB/s`).join(', ')}.`,
+    '',
+    `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated.`,
+    `Prefill: ${nTok} tokens in one call. Decode: ${nTok} greedy steps after it. Load: file → ready to run (llama.cpp: binary load + model + context).`,
+    'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline).',
+    'Roofline: tokenloop decode tok/s × weight bytes read per token ÷ measured bandwidth at that thread count.',
+    'Greedy: how many decoded tokens agree between the engines (`first k`: they part at step k).',
+    '',
+    '| model | type | threads | load ms | prefill tok/s | prefill ratio | decode tok/s | decode ratio | peak RSS MiB | tokenloop roofline | greedy | notes |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows,
+    '',
+    'Ratios are tokenloop ÷ llama.cpp (above 1× means tokenloop is faster).',
+    '',
+  ].join('\n');
+  mkdirSync(dirname(outPath), { recursive: true });
+  writeFileSync(outPath, md);
+  process.stdout.write(md);
+  log(`wrote ${outPath}`);
+  return 0;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (e: unknown) => { process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`); process.exitCode = 1; });
+}

@@ -1,0 +1,41 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readerModuleBytes, measureBandwidth } from '../../bench/bandwidth.ts';
+import { benchTokens, bytesPerToken } from '../../bench/compare.ts';
+import { needsShared, sharedPath } from '../helpers.ts';
+import { readFileSync } from 'node:fs';
+import { parseGGUF } from '../../src/format/gguf.ts';
+
+const Wasm = (globalThis as unknown as { WebAssembly: {
+  Memory: new (d: { initial: number; maximum: number; shared: boolean }) => { buffer: SharedArrayBuffer };
+  Module: new (b: Uint8Array) => object;
+  Instance: new (m: object, i: object) => { exports: { sum: (p: number, end: number) => number } };
+} }).WebAssembly;
+
+test('bandwidth reader (hand-assembled wasm) reads every 16-byte lane of its range', () => {
+  const memory = new Wasm.Memory({ initial: 1, maximum: 1, shared: true });
+  const u32 = new Uint32Array(memory.buffer);
+  for (let i = 0; i < u32.length; i++) u32[i] = i;
+  const { sum } = new Wasm.Instance(new Wasm.Module(readerModuleBytes()), { e: { m: memory } }).exports;
+  // lane 0 accumulates the u32 at every index ≡ 0 (mod 4) in [start, end)
+  const expect = (from: number, to: number) => { let s = 0; for (let i = from / 4; i < to / 4; i += 4) s = (s + i) | 0; return s; };
+  assert.equal(sum(0, 65536), expect(0, 65536));
+  assert.equal(sum(1024, 4096), expect(1024, 4096));
+});
+
+test('measureBandwidth reports a plausible rate', async () => {
+  const r = await measureBandwidth(1, 64, 1);
+  assert.ok(r.bytesPerSec > 5e8 && r.bytesPerSec < 1e12, `${r.bytesPerSec} B/s`);
+});
+
+test('bench prompt ids and weight bytes per decoded token', { skip: needsShared() }, () => {
+  const t = benchTokens(128, 512);
+  assert.equal(t.length, 129);
+  assert.equal(t[0], 1);
+  assert.ok(t.slice(1).every((id) => id >= 3 && id < 512));
+  // stories260K has its own output.weight, so token_embd counts one row (64 f32) per token.
+  const path = sharedPath('models', 'stories260K', 'stories260K.gguf');
+  const g = parseGGUF(new Uint8Array(readFileSync(path)));
+  const total = [...g.tensors.values()].reduce((s, x) => s + x.byteLength, 0);
+  assert.equal(bytesPerToken(path), total - 64 * 512 * 4 + 64 * 4);
+});
