@@ -1,0 +1,31 @@
+/**
+ * `npm run bench [-- SUITE [ARGS...]]`. Suites:
+ *   generation  prefill/decode tokens/s and ms/token of the default model (or --model PATH)
+ *   compare     side by side with llama.cpp (node-llama-cpp): stories260K, 15M and 110M shapes × F32/F16/Q8_0/Q4_0
+ *   tokenizer   encode MB/s against Hugging Face tokenizers
+ *   kernels     matrix-vector GFLOP/s and GB/s, JS vs WebAssembly
+ * With no suite: generation, then compare.
+ */
+const SUITES: Record<string, string> = {
+  generation: './generation.js', compare: './compare.js', tokenizer: './tokenizer.js', kernels: './kernels.js',
+};
+
+async function runSuite(name: string, args: string[]): Promise<number> {
+  const file = SUITES[name];
+  if (!file) {
+    process.stderr.write(`unknown benchmark suite "${name}" (known: ${Object.keys(SUITES).join(', ')})\n`);
+    return 2;
+  }
+  const mod = (await import(file)) as { main(argv: string[]): Promise<number> };
+  return mod.main(args);
+}
+
+const [first, ...rest] = process.argv.slice(2);
+let code = 0;
+if (first === undefined || first.startsWith('-')) {
+  code = await runSuite('generation', []);
+  if (code === 0) code = await runSuite('compare', first === undefined ? [] : [first, ...rest]);
+} else {
+  code = await runSuite(first, rest);
+}
+process.exitCode = code;
