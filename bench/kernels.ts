@@ -1,0 +1,96 @@
+/**
+ * Matrix-vector (decode) throughput per weight type: plain TypeScript kernels vs the WebAssembly
+ * SIMD backend with 1 and 2 threads, on 110M-model shapes. GFLOP/s counts 2·nIn·nOut per matvec;
+ * GB/s counts the weight bytes read (the roofline for decode is memory bandwidth).
+ * Run: node --import tsx bench/kernels.ts [--quick]
+ */
+import { pathToFileURL } from 'node:url';
+import { createRng } from '../src/decode/rng.js';
+import { GGMLType, f32ToBf16, f32ToF16, typeName } from '../src/format/dtypes.js';
+import { matmul as jsMatmul } from '../src/model/kernels/matmul.js';
+import { quantMatmulRef } from '../src/model/kernels/quant/matmul-ref.js';
+import { quantizeQ4_0, quantizeQ8_0 } from '../src/model/kernels/quant/quantize.js';
+import { createWasmBackend, type WasmBackend } from '../src/model/kernels/wasm/backend.js';
+
+const SHAPES: [number, number][] = [[768, 768], [768, 2048], [2048, 768], [768, 32000]];
+const TYPES = [GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q6_K];
+
+interface Row { type: string; shape: string; impl: string; us: number; gflops: number; gbs: number }
+
+function makeWeight(type: GGMLType, nIn: number, nOut: number, seed: number, be: WasmBackend): { type: GGMLType; data: ArrayBufferView; bytes: number } {
+  const rng = createRng(seed);
+  const n = nIn * nOut;
+  let bytes: Uint8Array;
+  if (type === GGMLType.F32 || type === GGMLType.F16 || type === GGMLType.BF16) {
+    const el = type === GGMLType.F32 ? 4 : 2;
+    bytes = be.heap.allocate(n * el);
+    if (type === GGMLType.F32) { const f = new Float32Array(bytes.buffer, bytes.byteOffset, n); for (let i = 0; i < n; i++) f[i] = rng.next() - 0.5; }
+    else { const h = new Uint16Array(bytes.buffer, bytes.byteOffset, n); for (let i = 0; i < n; i++) h[i] = type === GGMLType.F16 ? f32ToF16(rng.next() - 0.5) : f32ToBf16(rng.next() - 0.5); }
+    const data = type === GGMLType.F32 ? new Float32Array(bytes.buffer, bytes.byteOffset, n) : new Uint16Array(bytes.buffer, bytes.byteOffset, n);
+    return { type, data, bytes: bytes.byteLength };
+  }
+  let src: Uint8Array;
+  if (type === GGMLType.Q8_0 || type === GGMLType.Q4_0) {
+    const x = new Float32Array(n); for (let i = 0; i < n; i++) x[i] = rng.next() - 0.5;
+    src = type === GGMLType.Q8_0 ? quantizeQ8_0(x) : quantizeQ4_0(x);
+  } else {
+    // K-quants: random blocks with small f16 scales (every bit pattern is a valid block)
+    const bb = type === GGMLType.Q4_K ? 144 : 210, nb = n / 256;
+    src = new Uint8Array(nb * bb);
+    for (let i = 0; i < src.length; i++) src[i] = Math.floor(rng.next() * 256);
+    for (let b = 0; b < nb; b++) for (const o of type === GGMLType.Q4_K ? [0, 2] : [208]) { const h = f32ToF16(0.01); src[b * bb + o] = h & 0xff; src[b * bb + o + 1] = h >> 8; }
+  }
+  bytes = be.heap.allocate(src.byteLength); bytes.set(src);
+  return { type, data: bytes, bytes: bytes.byteLength };
+}
+
+function time(fn: () => void, budgetMs: number): number {
+  fn();
+  let iters = 0;
+  const t0 = performance.now();
+  let t = t0;
+  while (t - t0 < budgetMs || iters < 3) { fn(); iters++; t = performance.now(); }
+  return ((t - t0) / iters) * 1000;
+}
+
+/** Runs the benchmark and prints a table; returns the rows. */
+export async function main(argv: string[] = process.argv.slice(2)): Promise<Row[]> {
+  const quick = argv.includes('--quick');
+  const budget = quick ? 60 : 300;
+  const b1 = createWasmBackend({ threads: 1 });
+  const b2 = createWasmBackend({ threads: 2 });
+  const rows: Row[] = [];
+  try {
+    for (const type of TYPES) {
+      for (const [nIn, nOut] of SHAPES) {
+        const w1 = makeWeight(type, nIn, nOut, nIn + nOut, b1);
+        const w2 = makeWeight(type, nIn, nOut, nIn + nOut, b2);
+        const flop = 2 * nIn * nOut;
+        const impls: [string, () => void][] = [];
+        const xj = new Float32Array(nIn).fill(0.01), oj = new Float32Array(nOut);
+        const js = type === GGMLType.F32 || type === GGMLType.F16 || type === GGMLType.BF16
+          ? () => jsMatmul(oj, { name: 'w', type, dims: [nIn, nOut], data: w1.data as Float32Array | Uint16Array }, xj, nIn, nOut, 1)
+          : () => quantMatmulRef(oj, w1, xj, nIn, nOut, 1);
+        if (!quick || nOut <= 2048) impls.push(['js', js]);
+        const x1 = b1.heap.f32(nIn).fill(0.01), o1 = b1.heap.f32(nOut);
+        const x2 = b2.heap.f32(nIn).fill(0.01), o2 = b2.heap.f32(nOut);
+        impls.push(['wasm 1T', () => b1.matmul(o1, w1, x1, nIn, nOut, 1)]);
+        impls.push(['wasm 2T', () => b2.matmul(o2, w2, x2, nIn, nOut, 1)]);
+        for (const [impl, fn] of impls) {
+          const us = time(fn, impl === 'js' ? budget / 2 : budget);
+          rows.push({ type: typeName(type), shape: `${nIn}x${nOut}`, impl, us, gflops: flop / us / 1e3, gbs: w1.bytes / us / 1e3 });
+        }
+      }
+    }
+  } finally {
+    await b1.close();
+    await b2.close();
+  }
+  console.log('type  shape      impl      µs/matvec  GFLOP/s  GB/s(weights)');
+  for (const r of rows) {
+    console.log(`${r.type.padEnd(5)} ${r.shape.padEnd(10)} ${r.impl.padEnd(8)} ${r.us.toFixed(1).padStart(10)} ${r.gflops.toFixed(2).padStart(8)} ${r.gbs.toFixed(2).padStart(8)}`);
+  }
+  return rows;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();
