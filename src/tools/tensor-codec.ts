@@ -3,6 +3,9 @@
  * Q4_0). Quantizers follow ggml's reference row quantizers (ggml-quants.c
  * `quantize_row_q8_0_ref`, `quantize_row_q4_0_ref`), with every intermediate rounded to f32 as C
  * does, so our files match llama-quantize's output for the same tensor (no importance matrix).
+ * (kernels/quant/quantize.ts has quantizers for tests of the kernels; they round halves up and
+ * compute in f64, which differs from ggml in about 4 of every million Q8_0 values, so the file
+ * writer keeps these.)
  *
  * Block layouts (ggml-common.h): Q8_0 = f16 scale d, 32 × int8 q; x = d·q.
  * Q4_0 = f16 scale d, 16 bytes; byte j holds element j (low nibble) and element j+16 (high
