@@ -43,3 +43,17 @@ test('pre-tokenizer table: unknown names are refused, a missing one is llama.cpp
   assert.equal(preTokenizerFor('llama-bpe').addBos, true);
   assert.equal(preTokenizerFor('qwen2').type, 'qwen2');
 });
+
+test('gpt-2 GGUF: control-token text is plain text unless parseSpecial', { skip: needsShared() }, () => {
+  const name = 'ggml-vocab-gpt-2.gguf';
+  const tok = createBpeTokenizerFromGGUF(parseGGUF(readFileSync(sharedPath(...DIR, name)), name).meta, name);
+  const id = tok.tokenId('<|endoftext|>')!;
+  assert.equal(tok.tokenType(id), 3 /* control */);
+  const text = 'a<|endoftext|>b';
+  assert.ok(!tok.encode(text).includes(id));
+  assert.deepEqual(tok.encode(text, { parseSpecial: true }), [...tok.encode('a'), id, ...tok.encode('b')]);
+  assert.equal(tok.decode(tok.encode(text)), text);
+  assert.equal(tok.decode(tok.encode(text, { parseSpecial: true }), { skipSpecial: true }), 'ab');
+  assert.ok(tok.endOfGeneration.has(id));
+  assert.equal(tok.addBos, false);
+});
