@@ -22,8 +22,8 @@ import { TransformerModel } from './transformer.js';
 
 const FAMILIES: Family[] = [llama, qwen2, qwen3, gemma, gemma2, phi3, gpt2, stablelm, starcoder2, olmo2, internlm2];
 
-/** Options for loadModel. */
-export type LoadModelOptions = SpecOptions;
+/** Options for loadModel: spec options plus the kernel backend ('wasm' default, or env TOKENLOOP_BACKEND) and threads. */
+export type LoadModelOptions = SpecOptions & { backend?: 'wasm' | 'js'; threads?: number };
 
 /** Architectures loadModel accepts. */
 export function supportedArchitectures(): string[] {
@@ -38,5 +38,5 @@ export function loadModel(file: ModelFile, opts: LoadModelOptions = {}): Model {
   const fam = FAMILIES.find((f) => f.architectures.includes(arch));
   if (!fam) throw new UnsupportedError(`unsupported architecture "${arch}" (supported: ${supportedArchitectures().join(', ')})`);
   const { spec, bytes } = fam.build(file, arch, opts);
-  return new TransformerModel(spec, bytes);
+  return new TransformerModel(spec, bytes, { backend: opts.backend, threads: opts.threads });
 }

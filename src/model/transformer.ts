@@ -9,7 +9,8 @@ import { ContextOverflowError, InvalidOptionError } from '../errors.js';
 import { KVCache } from '../kv/cache.js';
 import { geluF16, gelu, silu, softcap } from './kernels/activations.js';
 import { attention, type AttentionShape } from './kernels/attention.js';
-import { matmul } from './kernels/matmul.js';
+import './kernels/quant/register.js';
+import { selectMatmul, type BackendName, type MatmulFn } from './kernels/wasm/select.js';
 import { layernorm, rmsnorm } from './kernels/norm.js';
 import { ropeApply, ropeCosSin } from './kernels/rope.js';
 import { readRow } from './kernels/row.js';
@@ -35,7 +36,14 @@ export class TransformerModel implements Model {
   private readonly kvDim: number;
   private readonly shapes: AttentionShape[];
 
-  constructor(readonly spec: TransformerSpec, weightBytes: number) {
+  /** Kernel backend computing the matmuls ('wasm' by default, 'js' = reference kernels). */
+  readonly backend: BackendName;
+  private readonly mm: MatmulFn;
+
+  constructor(readonly spec: TransformerSpec, weightBytes: number, kernels: { backend?: BackendName; threads?: number } = {}) {
+    const sel = selectMatmul(kernels);
+    this.backend = sel.name;
+    this.mm = sel.matmul;
     this.config = spec.config;
     this.weightBytes = weightBytes;
     const c = spec.config;
@@ -104,7 +112,7 @@ export class TransformerModel implements Model {
       if (L.attnNorm) { this.normRows(h, x, L.attnNorm, E, nT); attnIn = h; }
       if (L.wqkv) {
         const n = qDim + 2 * kvDim;
-        matmul(qkv, L.wqkv, attnIn, E, n, nT);
+        this.mm(qkv, L.wqkv, attnIn, E, n, nT);
         addBias(qkv, L.bqkv, n, nT);
         for (let t = 0; t < nT; t++) {
           const b = t * n;
@@ -113,9 +121,9 @@ export class TransformerModel implements Model {
           v.set(qkv.subarray(b + qDim + kvDim, b + n), t * kvDim);
         }
       } else {
-        matmul(q, L.wq!, attnIn, E, qDim, nT); addBias(q, L.bq, qDim, nT);
-        matmul(k, L.wk!, attnIn, E, kvDim, nT); addBias(k, L.bk, kvDim, nT);
-        matmul(v, L.wv!, attnIn, E, kvDim, nT); addBias(v, L.bv, kvDim, nT);
+        this.mm(q, L.wq!, attnIn, E, qDim, nT); addBias(q, L.bq, qDim, nT);
+        this.mm(k, L.wk!, attnIn, E, kvDim, nT); addBias(k, L.bk, kvDim, nT);
+        this.mm(v, L.wv!, attnIn, E, kvDim, nT); addBias(v, L.bv, kvDim, nT);
       }
       if (L.qNorm && L.kNorm) {
         if (spec.qkNorm === 'head') {
@@ -136,7 +144,7 @@ export class TransformerModel implements Model {
       kc.set(k.subarray(0, nT * kvDim), pos0 * kvDim);
       vc.set(v.subarray(0, nT * kvDim), pos0 * kvDim);
       attention(att, q, kc, vc, pos0, nT, this.shapes[l]!, this.scores);
-      matmul(proj, L.wo, att, qDim, E, nT);
+      this.mm(proj, L.wo, att, qDim, E, nT);
       addBias(proj, L.bo, E, nT);
       if (L.postAttnNorm) this.normRows(proj, proj, L.postAttnNorm, E, nT);
       for (let i = 0; i < nT * E; i++) x[i] = x[i]! + proj[i]!;
@@ -148,21 +156,21 @@ export class TransformerModel implements Model {
       const F = c.nFF;
       const act = spec.ffnAct === 'silu' ? silu : spec.geluF16 ? geluF16 : gelu;
       if (L.fusedGateUp) {
-        matmul(up, L.ffnUp, ffnIn, E, 2 * F, nT);
+        this.mm(up, L.ffnUp, ffnIn, E, 2 * F, nT);
         addBias(up, L.bUp, 2 * F, nT);
         for (let t = 0; t < nT; t++) {
           const b = t * 2 * F;
           for (let i = 0; i < F; i++) gate[t * F + i] = act(up[b + i]!) * up[b + F + i]!;
         }
       } else if (L.ffnGate) {
-        matmul(gate, L.ffnGate, ffnIn, E, F, nT); addBias(gate, L.bGate, F, nT);
-        matmul(up, L.ffnUp, ffnIn, E, F, nT); addBias(up, L.bUp, F, nT);
+        this.mm(gate, L.ffnGate, ffnIn, E, F, nT); addBias(gate, L.bGate, F, nT);
+        this.mm(up, L.ffnUp, ffnIn, E, F, nT); addBias(up, L.bUp, F, nT);
         for (let i = 0; i < nT * F; i++) gate[i] = act(gate[i]!) * up[i]!;
       } else {
-        matmul(gate, L.ffnUp, ffnIn, E, F, nT); addBias(gate, L.bUp, F, nT);
+        this.mm(gate, L.ffnUp, ffnIn, E, F, nT); addBias(gate, L.bUp, F, nT);
         for (let i = 0; i < nT * F; i++) gate[i] = act(gate[i]!);
       }
-      matmul(proj, L.ffnDown, gate, F, E, nT);
+      this.mm(proj, L.ffnDown, gate, F, E, nT);
       addBias(proj, L.bDown, E, nT);
       if (L.postFfnNorm) this.normRows(proj, proj, L.postFfnNorm, E, nT);
       for (let i = 0; i < nT * E; i++) x[i] = x[i]! + proj[i]!;
@@ -174,7 +182,7 @@ export class TransformerModel implements Model {
     if (first > 0) x.copyWithin(0, first * E, nT * E);
     this.normRows(h, x, spec.outputNorm, E, nOut);
     const logits = new Float32Array(nOut * c.nVocab);
-    matmul(logits, spec.output, h, E, c.nVocab, nOut);
+    this.mm(logits, spec.output, h, E, c.nVocab, nOut);
     if (spec.finalSoftcap > 0) softcap(logits, 0, logits.length, spec.finalSoftcap);
     cache.advance(nT);
     return logits;

@@ -59,6 +59,11 @@ export class WasmBackend {
     this.pool = this.threads > 1 ? new ThreadPool(kernelModule(), memory, this.kernels, this.threads) : null;
   }
 
+  /** Whether matmul has a kernel for this weight type. */
+  supports(type: GGMLType): boolean {
+    return WASM_MATMUL_TYPES.has(type);
+  }
+
   /**
    * out (nTokens × nOut) = x (nTokens × nIn) · Wᵀ; W is nOut rows of nIn values of any type in
    * WASM_MATMUL_TYPES, kept in its file format and dequantized inside the kernel.

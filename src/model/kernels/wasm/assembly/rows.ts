@@ -33,24 +33,27 @@ export function rowBytes(type: i32, n: i32): usize {
   return 0;
 }
 
-/** Σ w[i]·x[i] over n f32 values. */
+/**
+ * Σ w[i]·x[i] over n f32 values. Each group of 16 products is summed in f32, groups accumulate in
+ * f64 (two f64x2): long rows then round like a double-precision sum, as the reference kernels do.
+ */
 export function dotF32(w: usize, x: usize, n: i32): f32 {
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let lo = f64x2.splat(0), hi = f64x2.splat(0);
   let i = 0;
   for (; i + 16 <= n; i += 16) {
     const o = <usize>i << 2;
-    a0 = f32x4.add(a0, f32x4.mul(v128.load(w + o), v128.load(x + o)));
-    a1 = f32x4.add(a1, f32x4.mul(v128.load(w + o, 16), v128.load(x + o, 16)));
-    a2 = f32x4.add(a2, f32x4.mul(v128.load(w + o, 32), v128.load(x + o, 32)));
-    a3 = f32x4.add(a3, f32x4.mul(v128.load(w + o, 48), v128.load(x + o, 48)));
+    const a0 = f32x4.mul(v128.load(w + o), v128.load(x + o));
+    const a1 = f32x4.mul(v128.load(w + o, 16), v128.load(x + o, 16));
+    const a2 = f32x4.mul(v128.load(w + o, 32), v128.load(x + o, 32));
+    const a3 = f32x4.mul(v128.load(w + o, 48), v128.load(x + o, 48));
+    const g = f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3));
+    lo = f64x2.add(lo, f64x2.promote_low_f32x4(g));
+    hi = f64x2.add(hi, f64x2.promote_low_f32x4(v128.shuffle<u32>(g, g, 2, 3, 0, 1)));
   }
-  for (; i + 4 <= n; i += 4) {
-    const o = <usize>i << 2;
-    a0 = f32x4.add(a0, f32x4.mul(v128.load(w + o), v128.load(x + o)));
-  }
-  let s = hsum(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
-  for (; i < n; i++) s += load<f32>(w + (<usize>i << 2)) * load<f32>(x + (<usize>i << 2));
-  return s;
+  const t = f64x2.add(lo, hi);
+  let s: f64 = f64x2.extract_lane(t, 0) + f64x2.extract_lane(t, 1);
+  for (; i < n; i++) s += <f64>load<f32>(w + (<usize>i << 2)) * <f64>load<f32>(x + (<usize>i << 2));
+  return <f32>s;
 }
 
 function dotHalf(w: usize, x: usize, n: i32, bf: bool): f32 {

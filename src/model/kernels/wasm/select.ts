@@ -1,0 +1,44 @@
+/**
+ * Backend selection for the forward pass: 'wasm' (default: SIMD kernels, worker threads) or 'js'
+ * (the plain TypeScript reference kernels). TOKENLOOP_BACKEND=js|wasm overrides the default;
+ * an explicit option wins over the environment. One WasmBackend is shared per thread count in a
+ * process (one memory, one pool); weights not already in its memory are copied in once.
+ */
+import { InvalidOptionError } from '../../../errors.js';
+import { matmul as jsMatmul } from '../matmul.js';
+import type { Weight } from '../weight.js';
+import { resolveThreads } from '../threads/pool.js';
+import { createWasmBackend, type WasmBackend } from './backend.js';
+
+export type BackendName = 'wasm' | 'js';
+
+/** The matmul signature shared by both backends (kernels/matmul.ts). */
+export type MatmulFn = (out: Float32Array, w: Weight, x: Float32Array, nIn: number, nOut: number, nTokens: number) => void;
+
+const shared = new Map<number, WasmBackend>();
+
+/** Resolve the backend name: option, else TOKENLOOP_BACKEND, else 'wasm'. */
+export function resolveBackend(name?: string): BackendName {
+  const v = name ?? process.env['TOKENLOOP_BACKEND'] ?? 'wasm';
+  if (v !== 'wasm' && v !== 'js') throw new InvalidOptionError(`backend must be "wasm" or "js", got "${v}"`);
+  return v;
+}
+
+/** The process-wide wasm backend for `threads` (default: all cores). */
+export function sharedWasmBackend(threads?: number): WasmBackend {
+  const n = resolveThreads(threads);
+  let be = shared.get(n);
+  if (!be) { be = createWasmBackend({ threads: n }); shared.set(n, be); }
+  return be;
+}
+
+/**
+ * The matmul to use. With 'wasm', weight types the wasm kernels lack fall back to the reference
+ * kernel, so every computable type still works.
+ */
+export function selectMatmul(opts: { backend?: string; threads?: number } = {}): { name: BackendName; matmul: MatmulFn } {
+  const name = resolveBackend(opts.backend);
+  if (name === 'js') return { name, matmul: jsMatmul };
+  const be = sharedWasmBackend(opts.threads);
+  return { name, matmul: (out, w, x, nIn, nOut, nTokens) => be.supports(w.type) ? be.matmul(out, w, x, nIn, nOut, nTokens) : jsMatmul(out, w, x, nIn, nOut, nTokens) };
+}
