@@ -16,3 +16,10 @@ export type { SamplingChain, ChainDescription, StageDescription } from './decode
 export { rawLogprobs, processedLogprobs, validateTopLogprobs, MAX_TOP_LOGPROBS } from './decode/logprobs.js';
 export type { LogprobResult, LogprobSource, TokenLogprob } from './decode/logprobs.js';
 export type { Candidates, LogitsProcessor, Sampler, ProcessorContext, ParamValue } from './decode/types.js';
+export { loadTokenizer, loadTokenizerFile } from './tokenizer/load.js';
+export { createStreamDecoder } from './tokenizer/stream-decoder.js';
+export { loadLanguageModel } from './generate/language-model.js';
+export type { LanguageModel, LoadLanguageModelOptions } from './generate/language-model.js';
+export { generate, generateText, createSession } from './generate/generate.js';
+export type { GenerateOptions, Session } from './generate/generate.js';
+export type { GenerationEvent, TokenEvent, DoneEvent, FinishReason, StopDetail, Timings } from './generate/events.js';
