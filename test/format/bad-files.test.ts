@@ -67,6 +67,14 @@ test('unsupported GGUF versions', { skip }, () => {
   }
 });
 
+test('GGUF version 2 (same layout as 3 for little-endian files) loads', { skip }, () => {
+  const p = variant('v2.gguf', GGUF, (b) => { const c = b.slice(); new DataView(c.buffer).setUint32(4, 2, true); return c; });
+  const f = openModelFile(p);
+  assert.equal(f.version, 2);
+  assert.equal(f.tensors.get('token_embd.weight')?.dims.join('x'), '64x512');
+  assert.equal(loadModel(f).config.nVocab, 512);
+});
+
 test('truncated GGUF: in the metadata and in the tensor data', { skip }, () => {
   const a = variant('trunc-meta.gguf', GGUF, (b) => b.subarray(0, 200));
   throwsWith(() => openModelFile(a), ModelFormatError, /truncated/);
