@@ -2,17 +2,30 @@
  * The generation loop — the only one in the engine:
  *   format the prompt → prefill (one forward call) → [select → append & stream → stop?]* → done.
  * The model returns logits, the sampling chain picks, this loop appends, streams and stops.
+ *
+ * Strategies (see strategy.ts): one sequence (the default), `n` independent samples drawn in
+ * lockstep from one prefill (each on a fork of the prefilled KV cache, with its own chain clone
+ * and a seed derived from the request's), or beam search (beam-search.ts, same prefill).
  */
-import { ContextOverflowError, InvalidOptionError } from '../errors.js';
+import { InvalidOptionError } from '../errors.js';
+import type { SamplingChain } from '../decode/chain.js';
+import { logSumExp, processedLogprobs, rawLogprobs } from '../decode/logprobs.js';
 import { createSamplingChain, SAMPLING_OPTION_KEYS, type SamplingOptions } from '../decode/options.js';
-import { logSumExp } from '../decode/logprobs.js';
+import { createRng } from '../decode/rng.js';
+import type { ProcessorContext } from '../decode/types.js';
 import type { KVCache } from '../kv/cache.js';
-import { createStreamDecoder } from '../tokenizer/stream-decoder.js';
-import type { DoneEvent, FinishReason, GenerationEvent, StopDetail, TokenEvent } from './events.js';
+import { createStreamDecoder, type StreamDecoder } from '../tokenizer/stream-decoder.js';
+import { beamSearch } from './beam-search.js';
+import { doneEvent } from './done-event.js';
+import type { DoneEvent, FinishReason, GenerationEvent, SequenceResult, StopDetail, TokenEvent, TokenLogprobs } from './events.js';
 import type { LanguageModel } from './language-model.js';
+import { prepare, type Session } from './prepare.js';
 import { StopStringMatcher } from './stop-strings.js';
+import { resolveStrategy, STRATEGY_OPTION_KEYS, type StrategyOptions } from './strategy.js';
 
-export interface GenerateOptions extends SamplingOptions {
+export type { Session } from './prepare.js';
+
+export interface GenerateOptions extends SamplingOptions, StrategyOptions {
   /** Most tokens to generate (integer ≥ 0). Default: until the context is full. */
   maxTokens?: number;
   /** Stop strings: generation ends when the text contains one; it and what follows are not emitted. */
@@ -28,16 +41,11 @@ export interface GenerateOptions extends SamplingOptions {
   /**
    * Reuse a session's KV cache: the longest common prefix of the session's tokens and this
    * prompt is not recomputed (multi-turn chat prefills only the new turn). Updated in place.
+   * With `n` > 1 or beam search the session keeps the prompt only (the sequences run on forks).
    */
   session?: Session;
   /** Stop at end-of-generation ids (default true). */
   stopAtEndOfGeneration?: boolean;
-}
-
-/** A KV cache plus the tokens it holds, carried across generate() calls. */
-export interface Session {
-  cache: KVCache | null;
-  tokens: number[];
 }
 
 export function createSession(): Session {
@@ -45,17 +53,21 @@ export function createSession(): Session {
 }
 
 const OWN_KEYS = ['maxTokens', 'stop', 'signal', 'addBos', 'parseSpecial', 'contextLength', 'session', 'stopAtEndOfGeneration'] as const;
-const KNOWN = new Set<string>([...OWN_KEYS, ...SAMPLING_OPTION_KEYS]);
+type OwnOptions = Pick<GenerateOptions, (typeof OWN_KEYS)[number]>;
+const KNOWN = new Set<string>([...OWN_KEYS, ...STRATEGY_OPTION_KEYS, ...SAMPLING_OPTION_KEYS]);
 
 /** Split and validate generate() options; unknown keys are rejected, never ignored. */
-function splitOptions(options: GenerateOptions): { own: Pick<GenerateOptions, (typeof OWN_KEYS)[number]>; sampling: SamplingOptions } {
+function splitOptions(options: GenerateOptions): { own: OwnOptions; strategy: StrategyOptions; sampling: SamplingOptions } {
   const own: Record<string, unknown> = {};
+  const strategy: Record<string, unknown> = {};
   const sampling: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(options)) {
     if (!KNOWN.has(k)) throw new InvalidOptionError(`unknown generate option "${k}"`);
-    if ((OWN_KEYS as readonly string[]).includes(k)) own[k] = v; else sampling[k] = v;
+    if ((OWN_KEYS as readonly string[]).includes(k)) own[k] = v;
+    else if ((STRATEGY_OPTION_KEYS as readonly string[]).includes(k)) { if (v !== undefined) strategy[k] = v; }
+    else sampling[k] = v;
   }
-  const o = own as Pick<GenerateOptions, (typeof OWN_KEYS)[number]>;
+  const o = own as OwnOptions;
   if (o.maxTokens !== undefined && (!Number.isSafeInteger(o.maxTokens) || o.maxTokens < 0)) {
     throw new InvalidOptionError(`maxTokens must be an integer >= 0, got ${String(o.maxTokens)}`);
   }
@@ -65,140 +77,169 @@ function splitOptions(options: GenerateOptions): { own: Pick<GenerateOptions, (t
   if (o.stop !== undefined && (!Array.isArray(o.stop) || o.stop.some((s) => typeof s !== 'string'))) {
     throw new InvalidOptionError('stop must be an array of strings');
   }
-  return { own: o, sampling: sampling as SamplingOptions };
+  return { own: o, strategy: strategy as StrategyOptions, sampling: sampling as SamplingOptions };
 }
 
 /** Yield to the macrotask queue at most this often, so abort signals and I/O get a turn. */
-const YIELD_EVERY_MS = 4;
+export const YIELD_EVERY_MS = 4;
+
+/**
+ * A seed for sample `i` of a request seeded with `seed` (sample 0 keeps `seed`, so n = 1 and the
+ * first of n samples agree). A splitmix32-style mix of (seed, i), so samples draw unrelated streams.
+ */
+export function deriveSeed(seed: number, i: number): number {
+  if (i === 0) return seed;
+  let z = ((Math.trunc(seed) >>> 0) + Math.imul(i, 0x9e3779b9)) >>> 0;
+  z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+  z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+  return (z ^ (z >>> 16)) >>> 0;
+}
+
+/** One sequence being sampled. */
+interface Track {
+  index: number;
+  chain: SamplingChain;
+  cache: KVCache;
+  logits: Float32Array;
+  tokens: number[];
+  ctx: ProcessorContext & { tokens: number[] };
+  decoder: StreamDecoder;
+  stopper: StopStringMatcher;
+  text: string;
+  tail: string;
+  logprob: number;
+  tokenLogprobs: number[];
+  logprobs: TokenLogprobs[] | undefined;
+  finish: { reason: FinishReason; detail: StopDetail } | null;
+}
 
 /**
  * Generate a continuation of `prompt` (text, or token ids used as given). Streams one event per
- * generated token, then a `done` event. Breaking out of the iteration cancels cleanly.
+ * generated token (with `n` > 1 samples, each event names its `sequence`; beam search streams
+ * none, since no beam is final before the search ends), then a `done` event. Breaking out of the
+ * iteration cancels cleanly.
  */
 export async function* generate(lm: LanguageModel, prompt: string | readonly number[], options: GenerateOptions = {}): AsyncGenerator<GenerationEvent, void, undefined> {
-  const { own, sampling } = splitOptions(options);
+  const { own, strategy: strategyOptions, sampling } = splitOptions(options);
+  const strategy = resolveStrategy(strategyOptions, sampling);
   const { model, tokenizer } = lm;
-  const nVocab = model.config.nVocab;
-  const chain = createSamplingChain(sampling, nVocab);
-
-  const promptTokens = typeof prompt === 'string'
-    ? tokenizer.encode(prompt, { ...(own.addBos !== undefined && { addBos: own.addBos }), parseSpecial: own.parseSpecial ?? false })
-    : [...prompt];
-  for (const id of promptTokens) {
-    if (!Number.isSafeInteger(id) || id < 0 || id >= nVocab) throw new InvalidOptionError(`prompt token id ${id} is outside the vocabulary [0, ${nVocab - 1}]`);
-  }
-  if (promptTokens.length === 0) throw new InvalidOptionError('the prompt is empty (no tokens): give some text or enable BOS');
-  const contextLimit = Math.min(model.config.nCtx, own.contextLength ?? model.config.nCtx);
-  if (promptTokens.length > contextLimit) {
-    throw new ContextOverflowError(`the prompt has ${promptTokens.length} tokens but the context holds ${contextLimit}`);
-  }
+  const chain = createSamplingChain(sampling, model.config.nVocab);
   const maxTokens = own.maxTokens ?? Infinity;
-
-  // The cache: sized from what this request can use, or the session's (reusing the common prefix).
-  const session = own.session;
-  let cache: KVCache;
-  let reuse = 0;
-  if (session?.cache) {
-    cache = session.cache;
-    const limit = Math.min(session.tokens.length, cache.length, promptTokens.length - 1);
-    while (reuse < limit && session.tokens[reuse] === promptTokens[reuse]) reuse++;
-    cache.truncate(reuse);
-  } else {
-    cache = model.createCache(session ? contextLimit : Math.min(contextLimit, promptTokens.length + (Number.isFinite(maxTokens) ? maxTokens : contextLimit)));
-    if (session) session.cache = cache;
-  }
-  const capacity = Math.min(cache.capacity, contextLimit);
-  if (promptTokens.length > capacity) {
-    throw new ContextOverflowError(`the prompt has ${promptTokens.length} tokens but the session's cache holds ${capacity}`);
-  }
-
-  const tokens: number[] = [];
-  const history: number[] = [...promptTokens];
-  const ctx = { tokens: history, promptLength: promptTokens.length };
-  const decoder = createStreamDecoder(tokenizer, { context: promptTokens });
-  const stopper = new StopStringMatcher(own.stop ?? []);
+  const pre = prepare(lm, prompt, { ...own, maxTokens });
   const eog = own.stopAtEndOfGeneration === false ? new Set<number>() : lm.endOfGeneration;
-  let text = '';
-  let logprob = 0;
-  let finish: { reason: FinishReason; detail: StopDetail } | null = null;
-  let tail = '';
+  const stop = own.stop ?? [];
+  if (strategy.kind === 'beam') {
+    yield await beamSearch(lm, pre, chain, strategy, { maxTokens, stop, eog, topLogprobs: strategyOptions.topLogprobs, signal: own.signal, sessionCache: own.session !== undefined });
+    return;
+  }
 
-  const tPrefill = performance.now();
-  let logits = maxTokens > 0 ? model.forward(promptTokens.slice(reuse), cache) : new Float32Array(0);
-  const prefillMs = performance.now() - tPrefill;
-  if (session) session.tokens = [...promptTokens];
+  const session = own.session;
+  const { promptTokens, capacity } = pre;
+  const topN = strategyOptions.topLogprobs;
+  const n = strategy.n;
+  // Sample 0 decodes in the prefilled cache itself unless a session owns it; the others fork it.
+  const forkCapacity = Math.min(capacity, promptTokens.length + (Number.isFinite(maxTokens) ? maxTokens : capacity));
+  const tracks: Track[] = [];
+  for (let i = 0; i < n; i++) {
+    const history = [...promptTokens];
+    tracks.push({
+      index: i,
+      chain: i === 0 ? chain : chain.clone(createRng(deriveSeed(chain.seed, i))),
+      cache: i === 0 && (n === 1 || !session) ? pre.cache : pre.cache.fork(Math.max(forkCapacity, pre.cache.length)),
+      logits: pre.logits,
+      tokens: [],
+      ctx: { tokens: history, promptLength: promptTokens.length },
+      decoder: createStreamDecoder(tokenizer, { context: promptTokens }),
+      stopper: new StopStringMatcher(stop),
+      text: '', tail: '', logprob: 0, tokenLogprobs: [],
+      logprobs: topN === undefined ? undefined : [],
+      finish: null,
+    });
+  }
+  const useSession = session !== undefined && n === 1;
+
   const tDecode = performance.now();
   let decodeForwards = 0;
   let lastYield = performance.now();
-
   try {
-    if (maxTokens === 0) finish = { reason: 'length', detail: { kind: 'max-tokens', limit: 0 } };
-    while (!finish) {
-      if (own.signal?.aborted) { finish = { reason: 'abort', detail: { kind: 'abort' } }; break; }
-      const id = chain.sample(logits, ctx);
-      chain.accept(id);
-      const lp = logits[id]! - logSumExp(logits);
-      logprob += lp;
-      tokens.push(id);
-      history.push(id);
+    if (maxTokens === 0) for (const t of tracks) t.finish = { reason: 'length', detail: { kind: 'max-tokens', limit: 0 } };
+    let open = maxTokens === 0 ? 0 : n;
+    while (open > 0) {
+      for (const t of tracks) {
+        if (t.finish) continue;
+        if (own.signal?.aborted) {
+          for (const u of tracks) if (!u.finish) u.finish = { reason: 'abort', detail: { kind: 'abort' } };
+          open = 0;
+          break;
+        }
+        const logits = t.logits;
+        const id = t.chain.sample(logits, t.ctx);
+        const lp = logits[id]! - logSumExp(logits);
+        let details: TokenLogprobs | undefined;
+        if (topN !== undefined) {
+          details = { raw: rawLogprobs(logits, id, topN), processed: processedLogprobs(t.chain.candidates!, id, topN) };
+          t.logprobs!.push(details);
+        }
+        t.chain.accept(id);
+        t.logprob += lp;
+        t.tokenLogprobs.push(lp);
+        t.tokens.push(id);
+        t.ctx.tokens.push(id);
 
-      let delta = '';
-      if (eog.has(id)) {
-        finish = { reason: 'stop', detail: { kind: 'eog', token: id } };
-      } else {
-        const scan = stopper.push(decoder.push(id));
-        delta = scan.emit;
-        if (scan.matched !== undefined) finish = { reason: 'stop', detail: { kind: 'stop-string', text: scan.matched } };
-        else if (tokens.length >= maxTokens) finish = { reason: 'length', detail: { kind: 'max-tokens', limit: maxTokens } };
-        else if (cache.length >= capacity) finish = { reason: 'length', detail: { kind: 'context', limit: capacity } };
-      }
-      if (finish && finish.detail.kind !== 'stop-string') delta += stopper.push(decoder.flush()).emit + stopper.flush();
-      text += delta;
-      const ev: TokenEvent = { type: 'token', index: tokens.length - 1, id, text: delta, logprob: lp, cacheLength: cache.length, cacheBytes: cache.bytes };
-      yield ev;
-      if (finish) break;
+        let delta = '';
+        let finish: Track['finish'] = null;
+        if (eog.has(id)) {
+          finish = { reason: 'stop', detail: { kind: 'eog', token: id } };
+        } else {
+          const scan = t.stopper.push(t.decoder.push(id));
+          delta = scan.emit;
+          if (scan.matched !== undefined) finish = { reason: 'stop', detail: { kind: 'stop-string', text: scan.matched } };
+          else if (t.tokens.length >= maxTokens) finish = { reason: 'length', detail: { kind: 'max-tokens', limit: maxTokens } };
+          else if (t.cache.length >= capacity) finish = { reason: 'length', detail: { kind: 'context', limit: capacity } };
+        }
+        if (finish && finish.detail.kind !== 'stop-string') delta += t.stopper.push(t.decoder.flush()).emit + t.stopper.flush();
+        t.text += delta;
+        t.finish = finish;
+        const ev: TokenEvent = { type: 'token', sequence: t.index, index: t.tokens.length - 1, id, text: delta, logprob: lp, cacheLength: t.cache.length, cacheBytes: t.cache.bytes };
+        if (details) ev.logprobs = details;
+        yield ev;
+        if (finish) { open--; continue; }
 
-      logits = model.forward([id], cache);
-      decodeForwards++;
-      if (session) session.tokens.push(id);
-      if (performance.now() - lastYield >= YIELD_EVERY_MS) {
-        await new Promise<void>((r) => setImmediate(r));
-        lastYield = performance.now();
+        t.logits = model.forward([id], t.cache);
+        decodeForwards++;
+        if (useSession) session.tokens.push(id);
+        if (performance.now() - lastYield >= YIELD_EVERY_MS) {
+          await new Promise<void>((r) => setImmediate(r));
+          lastYield = performance.now();
+        }
       }
     }
   } finally {
     // Reached on completion, on a consumer's break (return()), and on errors.
-    if (!finish) finish = { reason: 'abort', detail: { kind: 'abort' } };
+    for (const t of tracks) if (!t.finish) t.finish = { reason: 'abort', detail: { kind: 'abort' } };
   }
-  if (finish.reason === 'abort') {
-    tail = stopper.push(decoder.flush()).emit + stopper.flush();
-    text += tail;
+  for (const t of tracks) {
+    if (t.finish!.reason === 'abort') {
+      t.tail = t.stopper.push(t.decoder.flush()).emit + t.stopper.flush();
+      t.text += t.tail;
+    }
   }
-  const decodeMs = performance.now() - tDecode;
-  const prefillCount = promptTokens.length - reuse;
-  const done: DoneEvent = {
-    type: 'done',
-    finishReason: finish.reason,
-    stop: finish.detail,
-    promptTokens,
-    tokens,
-    text,
-    tail,
-    logprob,
-    usage: { promptTokens: promptTokens.length, completionTokens: tokens.length, totalTokens: promptTokens.length + tokens.length },
-    timings: {
-      prefillMs,
-      decodeMs,
-      prefillTokens: prefillCount,
-      decodeTokens: decodeForwards,
-      prefillTokensPerS: prefillMs > 0 ? (prefillCount * 1000) / prefillMs : 0,
-      decodeTokensPerS: decodeMs > 0 ? (decodeForwards * 1000) / decodeMs : 0,
-      msPerToken: decodeForwards > 0 ? decodeMs / decodeForwards : 0,
+  let best = tracks[0]!;
+  for (const t of tracks) if (t.logprob > best.logprob) best = t;
+  const sequences: SequenceResult[] = tracks.map((t) => ({
+    index: t.index, tokens: t.tokens, text: t.text, logprob: t.logprob, tokenLogprobs: t.tokenLogprobs,
+    ...(t.logprobs && { logprobs: t.logprobs }), finishReason: t.finish!.reason, stop: t.finish!.detail,
+  }));
+  const caches = new Set<KVCache>([pre.cache, ...tracks.map((t) => t.cache)]);
+  yield doneEvent({
+    pre, chain, strategy, sequences, best: sequences[best.index]!, tail: best.tail,
+    decodeMs: performance.now() - tDecode, decodeForwards,
+    cache: {
+      length: best.cache.length,
+      bytes: [...caches].reduce((s, c) => s + c.bytes, 0),
+      capacityBytes: [...caches].reduce((s, c) => s + c.capacityBytes, 0),
     },
-    chain: chain.describe(),
-    cache: { length: cache.length, bytes: cache.bytes, capacityBytes: cache.capacityBytes },
-  };
-  yield done;
+  });
 }
 
 /** Run generate() to completion and return its final event. */
