@@ -43,6 +43,8 @@ interface Run {
   ok: boolean; error?: string;
   loadMs: number; prefillTokens: number; prefillMs: number; decodeTokens: number; decodeMs: number;
   tokens: number[]; threads: number; peakRssBytes: number;
+  /** llama.cpp only: loading node-llama-cpp's native binary (not part of loadMs). */
+  binaryMs?: number;
 }
 
 /** Path of `model` in `type`, generating it (and its F32 source) on first use. */
@@ -53,15 +55,18 @@ export function ensureModel(model: string, type: string, log: (s: string) => voi
   const source = shape === null ? join(SHARED, 'models', 'stories260K', 'stories260K.gguf') : join(MODELS_DIR, `synth-${model}-F32.gguf`);
   if (shape !== null && !existsSync(source)) {
     log(`generating ${source}`);
-    synthFile(source + '.tmp', { ...shape, kvHeads: shape.heads, ctx: 2048, seed: 1, vocabFile: VOCAB, type: 'F32' });
-    renameSync(source + '.tmp', source);
+    // A private temporary name, renamed into place: concurrent runs never see half a file.
+    const tmp = `${source}.${process.pid}.tmp`;
+    synthFile(tmp, { ...shape, kvHeads: shape.heads, ctx: 2048, seed: 1, vocabFile: VOCAB, type: 'F32' });
+    renameSync(tmp, source);
   }
   if (type === 'F32') return source;
   const out = join(MODELS_DIR, `${shape === null ? 'stories260K' : 'synth-' + model}-${type}.gguf`);
   if (!existsSync(out)) {
     log(`generating ${out}`);
-    quantizeFile(source, out + '.tmp', type);
-    renameSync(out + '.tmp', out);
+    const tmp = `${out}.${process.pid}.tmp`;
+    quantizeFile(source, tmp, type);
+    renameSync(tmp, out);
   }
   return out;
 }
@@ -100,7 +105,7 @@ function runTokenloop(modelPath: string, threads: number, tokens: number[], deco
 async function runPeer(modelPath: string, threads: number, tokens: number[], decode: number): Promise<Run> {
   try {
     const r: LlamaCppResult = await runLlamaCpp({ modelPath, threads, tokens, decode });
-    return { ...r, ok: true, loadMs: r.binaryMs + r.loadMs };
+    return { ...r, ok: true };
   } catch (e) {
     return failed(e instanceof Error ? e.message : String(e));
   }
@@ -116,14 +121,15 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-interface Summary { ok: boolean; error?: string; loadMs: number; prefill: number; decode: number; rssMiB: number; threads: number; tokens: number[] }
+interface Summary { ok: boolean; error?: string; loadMs: number; binaryMs: number; prefill: number; decode: number; rssMiB: number; threads: number; tokens: number[] }
 
 function summarize(runs: Run[]): Summary {
   const ok = runs.filter((r) => r.ok);
-  if (ok.length === 0) return { ok: false, error: runs[0]?.error ?? 'no runs', loadMs: NaN, prefill: NaN, decode: NaN, rssMiB: NaN, threads: 0, tokens: [] };
+  if (ok.length === 0) return { ok: false, error: runs[0]?.error ?? 'no runs', loadMs: NaN, binaryMs: NaN, prefill: NaN, decode: NaN, rssMiB: NaN, threads: 0, tokens: [] };
   return {
     ok: true,
     loadMs: median(ok.map((r) => r.loadMs)),
+    binaryMs: median(ok.map((r) => r.binaryMs ?? NaN)),
     prefill: median(ok.map((r) => tokPerSec(r.prefillTokens, r.prefillMs))),
     decode: median(ok.map((r) => tokPerSec(r.decodeTokens, r.decodeMs))),
     rssMiB: median(ok.map((r) => r.peakRssBytes / 1048576)),
@@ -177,6 +183,7 @@ export async function main(argv: string[]): Promise<number> {
   log(`memory bandwidth: ${threadList.map((t) => `${t} thread(s) ${(bw.get(t)! / 1e9).toFixed(1)} GB/s`).join(', ')}`);
 
   const rows: string[] = [];
+  const binaryLoads: number[] = [];
   for (const model of models) {
     for (const type of types) {
       const path = ensureModel(model, type, log);
@@ -190,6 +197,7 @@ export async function main(argv: string[]): Promise<number> {
           else { if (!values['no-peer']) lc.push(await runPeer(path, threads, tokens, nTok)); tl.push(await runTokenloop(path, threads, tokens, nTok)); }
         }
         const a = summarize(tl), b = values['no-peer'] ? summarize([failed('skipped (--no-peer)')]) : summarize(lc);
+        if (b.ok) binaryLoads.push(b.binaryMs);
         const share = a.ok ? (bpt * a.decode) / bw.get(threads)! : NaN;
         const agree = a.ok && b.ok ? a.tokens.findIndex((t, i) => t !== b.tokens[i]) : -2;
         const agreeCell = agree === -2 ? '–' : agree === -1 ? `${a.tokens.length}/${a.tokens.length}` : `first ${agree}`;
@@ -212,7 +220,7 @@ export async function main(argv: string[]): Promise<number> {
     `Memory read bandwidth (wasm SIMD stream): ${threadList.map((t) => `${t} thread(s) ${(bw.get(t)! / 1e9).toFixed(1)} GB/s`).join(', ')}.`,
     '',
     `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated.`,
-    `Prefill: ${nTok} tokens in one call. Decode: ${nTok} greedy steps after it. Load: file → ready to run (llama.cpp: binary load + model + context).`,
+    `Prefill: ${nTok} tokens in one call. Decode: ${nTok} greedy steps after it. Load: file → ready to run (llama.cpp: model + context; loading node-llama-cpp's native binary took a further ${f(median(binaryLoads))} ms per process, median, and is left out).`,
     'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline).',
     'Roofline: tokenloop decode tok/s × weight bytes read per token ÷ measured bandwidth at that thread count.',
     'Greedy: how many decoded tokens agree between the engines (`first k`: they part at step k).',
