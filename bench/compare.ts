@@ -198,7 +198,8 @@ export async function main(argv: string[]): Promise<number> {
         }
         const a = summarize(tl), b = values['no-peer'] ? summarize([failed('skipped (--no-peer)')]) : summarize(lc);
         if (b.ok) binaryLoads.push(b.binaryMs);
-        const share = a.ok ? (bpt * a.decode) / bw.get(threads)! : NaN;
+        // measured against the bandwidth of the threads tokenloop actually used, when that was measured
+        const share = a.ok ? (bpt * a.decode) / (bw.get(a.threads) ?? bw.get(threads)!) : NaN;
         const agree = a.ok && b.ok ? a.tokens.findIndex((t, i) => t !== b.tokens[i]) : -2;
         const agreeCell = agree === -2 ? '–' : agree === -1 ? `${a.tokens.length}/${a.tokens.length}` : `first ${agree}`;
         const note = [!a.ok ? `tokenloop: ${a.error}` : '', !b.ok ? `llama.cpp: ${b.error}` : '', a.ok && a.threads !== threads ? `tokenloop used ${a.threads} thread(s)` : ''].filter(Boolean).join('; ');
