@@ -7,6 +7,7 @@ import { register as info } from './info.js';
 import { register as quantize } from './quantize.js';
 import { register as synth } from './synth.js';
 import { register as template } from './template.js';
+import { register as chat } from './chat.js';
 
 export type RegisterCommand = (program: Command) => void;
 
@@ -18,4 +19,5 @@ export const commands: RegisterCommand[] = [
   quantize,
   synth,
   template,
+  chat,
 ];
