@@ -114,6 +114,11 @@ export class Conversation {
   async *send(content: string, options: TurnOptions = {}): AsyncGenerator<ChatEvent, void, undefined> {
     if (typeof content !== 'string') throw new InvalidOptionError('a chat message must be a string');
     if (this.busy) throw new InvalidOptionError('a turn is already in progress on this conversation');
+    // A turn appends one answer: strategies returning several sequences have no single answer.
+    for (const key of ['n', 'numReturnSequences']) {
+      const v = (options as Record<string, unknown>)[key];
+      if (v !== undefined && v !== 1) throw new InvalidOptionError(`${key} must be 1 in a chat turn (one answer per turn), got ${String(v)}`);
+    }
     this.busy = true;
     const before = this.messages;
     this.messages = [...before, { role: 'user', content }];

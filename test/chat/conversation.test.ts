@@ -135,6 +135,8 @@ test('a full context drops the oldest turns (system message kept); a message tha
   assert.ok(c.session.cache!.capacity <= 96);
 
   const before = [...c.messages];
+  await assert.rejects(c.reply('hi', { n: 2, temperature: 1 } as never), /n must be 1 in a chat turn/);
+  assert.deepEqual(c.messages, before);
   await assert.rejects(c.reply('word '.repeat(200), greedy), (e: Error) => e instanceof ContextOverflowError && /does not fit the context/.test(e.message));
   assert.deepEqual(c.messages, before, 'a failed turn leaves the conversation unchanged');
 });
