@@ -23,3 +23,6 @@ export type { LanguageModel, LoadLanguageModelOptions } from './generate/languag
 export { generate, generateText, createSession } from './generate/generate.js';
 export type { GenerateOptions, Session } from './generate/generate.js';
 export type { GenerationEvent, TokenEvent, DoneEvent, FinishReason, StopDetail, Timings } from './generate/events.js';
+export { Conversation } from './chat/conversation.js';
+export type { ConversationOptions, TurnOptions, ChatEvent, TrimmedEvent } from './chat/conversation.js';
+export { endOfTurnIds, templateEndOfTurnId } from './chat/end-of-turn.js';
