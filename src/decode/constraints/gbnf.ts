@@ -81,6 +81,7 @@ class Parser {
       if (rules.has(name)) this.fail(`rule "${name}" is defined twice`, at);
       rules.set(name, body);
       this.space();
+      if (!this.eof() && !this.atRuleStart()) this.fail(`unexpected ${JSON.stringify(this.src[this.pos])}`);
     }
     if (!rules.has('root')) throw new InvalidOptionError('grammar: no "root" rule');
     return { rules, root: 'root' };
