@@ -38,6 +38,8 @@ export interface ConstraintStats {
 export interface GrammarConstraint extends LogitsProcessor {
   /** True when the accepted text is a complete sentence (e.g. a whole JSON value). */
   isComplete(): boolean;
+  /** Advances the state by a chosen token (throws InvalidOptionError if the grammar forbids it). */
+  accept(token: number): void;
   /** Whether `bytes` would be a valid continuation from the current state (does not change it). */
   allowsBytes(bytes: ArrayLike<number>): boolean;
   /** Mask timing so far (this copy only). */
