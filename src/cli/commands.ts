@@ -8,6 +8,7 @@ import { register as quantize } from './quantize.js';
 import { register as synth } from './synth.js';
 import { register as template } from './template.js';
 import { register as chat } from './chat.js';
+import { register as score } from './score.js';
 
 export type RegisterCommand = (program: Command) => void;
 
@@ -20,4 +21,5 @@ export const commands: RegisterCommand[] = [
   synth,
   template,
   chat,
+  score,
 ];

@@ -1,18 +1,46 @@
 /**
  * `tokenloop generate [-m MODEL] [--tokenizer FILE] [-n MAX_NEW_TOKENS] [--temperature T] [--top-k K]
- *   [--top-p P] [--min-p P] [--seed S] [--stop STR]... [--json] PROMPT`
+ *   [--top-p P] [--min-p P] [--typical-p P] [--repetition-penalty R] [--repeat-last-n N]
+ *   [--presence-penalty P] [--frequency-penalty F] [--logit-bias ID=BIAS]... [--no-repeat-ngram-size N]
+ *   [--order LIST] [--seed S] [--stop STR]... [--n N] [--num-beams N] [--length-penalty L]
+ *   [--early-stopping true|false|never] [--num-return-sequences N] [--top-logprobs K] [--json] PROMPT`
  *
  * Plain mode streams the continuation (not the prompt) to stdout as it is produced; a summary
- * goes to stderr. `--json` prints one JSON object (see README) and nothing else on stdout.
- * Ctrl-C aborts generation cleanly (finish reason `abort`).
+ * goes to stderr. With several sequences (`--n`, `--num-beams`) nothing streams: each sequence is
+ * printed at the end under a header line. `--json` prints one JSON object (see README) and nothing
+ * else on stdout. Ctrl-C aborts generation cleanly (finish reason `abort`).
+ *
+ * Beam search (`--num-beams` > 1) is deterministic: the CLI's sampling defaults (temperature,
+ * top-k, top-p, min-p) are not applied to it, and giving any of them explicitly is an error.
  */
-import type { Command } from 'commander';
-import type { SamplingOptions } from '../decode/options.js';
-import type { DoneEvent } from '../generate/events.js';
+import { InvalidArgumentError, type Command } from 'commander';
+import type { ControlName, SamplingOptions } from '../decode/options.js';
+import type { EarlyStopping } from '../decode/beam.js';
+import type { DoneEvent, SequenceResult, TokenLogprobs } from '../generate/events.js';
 import { generate, type GenerateOptions } from '../generate/generate.js';
 import { loadLanguageModel } from '../generate/language-model.js';
 import { collect, parseInteger, parseNumber } from './parse-args.js';
 import { resolveModelPath } from './resolve-model.js';
+
+/** `ID=BIAS` for --logit-bias (BIAS may be -inf to ban the token). */
+export function parseLogitBias(v: string): [number, number] {
+  const m = /^\s*(\d+)\s*=\s*(.+)$/.exec(v);
+  if (!m) throw new InvalidArgumentError(`expected ID=BIAS (e.g. 13=-inf), got "${v}"`);
+  return [parseInteger(m[1]!), parseNumber(m[2]!)];
+}
+
+/** true | false | never for --early-stopping. */
+function parseEarlyStopping(v: string): EarlyStopping {
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  if (v === 'never') return 'never';
+  throw new InvalidArgumentError(`expected true, false or never, got "${v}"`);
+}
+
+/** Comma-separated control names for --order (validated by the library). */
+function parseOrder(v: string): ControlName[] {
+  return v.split(',').map((s) => s.trim()).filter((s) => s !== '') as ControlName[];
+}
 
 /** The CLI's sampling defaults (llama.cpp's); the library's own defaults are neutral. */
 export const CLI_DEFAULTS = { maxTokens: 256, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05 } as const;
@@ -31,6 +59,24 @@ interface GenerateFlags {
   ctxSize?: number;
   bos: boolean;
   special?: boolean;
+  typicalP?: number;
+  repetitionPenalty?: number;
+  repeatLastN?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  logitBias?: [number, number][];
+  /**
+   * --no-repeat-ngram-size N: commander reads any `--no-` flag as a negation, so the value lands
+   * here (true when the flag is absent, the number when given).
+   */
+  repeatNgramSize?: number | boolean;
+  order?: ControlName[];
+  n?: number;
+  numBeams?: number;
+  lengthPenalty?: number;
+  earlyStopping?: EarlyStopping;
+  numReturnSequences?: number;
+  topLogprobs?: number;
 }
 
 export function register(program: Command): void {
@@ -45,17 +91,45 @@ export function register(program: Command): void {
     .option('--top-k <k>', 'keep the k most likely tokens; 0 = off', parseInteger, CLI_DEFAULTS.topK)
     .option('--top-p <p>', 'nucleus sampling threshold in (0, 1]; 1 = off', parseNumber, CLI_DEFAULTS.topP)
     .option('--min-p <p>', 'drop tokens below p × the top probability; 0 = off', parseNumber, CLI_DEFAULTS.minP)
+    .option('--typical-p <p>', 'locally typical sampling mass in (0, 1]; 1 = off', parseNumber)
+    .option('--repetition-penalty <r>', 'divide/multiply logits of tokens already seen (CTRL form); 1 = off', parseNumber)
+    .option('--repeat-last-n <n>', 'window of the repetition penalty in tokens; -1 = whole context (default)', parseInteger)
+    .option('--presence-penalty <p>', 'subtract P from tokens already generated, in [-2, 2]; 0 = off', parseNumber)
+    .option('--frequency-penalty <f>', 'subtract F × count of each generated token, in [-2, 2]; 0 = off', parseNumber)
+    .option('--logit-bias <id=bias>', 'add BIAS to token ID\'s logit; -inf bans it (repeatable)', collect(parseLogitBias))
+    .option('--no-repeat-ngram-size <n>', 'never repeat an n-gram of this size; 0 = off', parseInteger)
+    .option('--order <controls>', 'comma-separated order of the controls (default: repetition-penalty,presence-frequency-penalty,logit-bias,no-repeat-ngram,processors,top-k,typical-p,top-p,min-p,temperature)', parseOrder)
     .option('--seed <s>', 'random seed (default: random, reported in --json output)', parseInteger)
+    .option('--n <n>', 'draw N samples from the prompt (one prefill); with --num-beams, the sequences to return', parseInteger)
+    .option('--num-beams <n>', 'beam search with N beams (deterministic; no sampling controls)', parseInteger)
+    .option('--length-penalty <l>', 'beam score = sum logprob / length^L (default 1)', parseNumber)
+    .option('--early-stopping <mode>', 'beam search stopping rule: true, false (default) or never', parseEarlyStopping)
+    .option('--num-return-sequences <n>', 'beam search: return the N best hypotheses (default 1)', parseInteger)
+    .option('--top-logprobs <k>', 'report each token\'s logprob and its K best alternatives (0-20), raw and processed', parseInteger)
     .option('--stop <str>', 'stop when the text contains STR (repeatable; STR is not printed)', collect(String))
     .option('-c, --ctx-size <n>', 'context positions to allocate (default: the model\'s context length)', parseInteger)
     .option('--no-bos', 'do not add BOS to the prompt')
     .option('--special', 'parse special-token text in the prompt')
     .option('--json', 'print one JSON object with tokens, text, finish reason and timings')
-    .action(async (prompt: string, flags: GenerateFlags) => {
+    .action(async (prompt: string, flags: GenerateFlags, cmd: Command) => {
       const lm = loadLanguageModel({ model: resolveModelPath(flags.model), ...(flags.tokenizer !== undefined && { tokenizer: flags.tokenizer }) });
+      const beams = (flags.numBeams ?? 1) > 1;
+      // Beam search is deterministic: the CLI's sampling defaults do not apply to it.
+      const given = (k: keyof GenerateFlags) => !beams || cmd.getOptionValueSource(k) !== 'default';
       const sampling: SamplingOptions = {
-        temperature: flags.temperature, topK: flags.topK, topP: flags.topP, minP: flags.minP,
+        ...(given('temperature') && { temperature: flags.temperature }),
+        ...(given('topK') && { topK: flags.topK }),
+        ...(given('topP') && { topP: flags.topP }),
+        ...(given('minP') && { minP: flags.minP }),
         ...(flags.seed !== undefined && { seed: flags.seed }),
+        ...(flags.typicalP !== undefined && { typicalP: flags.typicalP }),
+        ...(flags.repetitionPenalty !== undefined && { repetitionPenalty: flags.repetitionPenalty }),
+        ...(flags.repeatLastN !== undefined && { repetitionPenaltyLastN: flags.repeatLastN }),
+        ...(flags.presencePenalty !== undefined && { presencePenalty: flags.presencePenalty }),
+        ...(flags.frequencyPenalty !== undefined && { frequencyPenalty: flags.frequencyPenalty }),
+        ...(flags.logitBias !== undefined && { logitBias: new Map(flags.logitBias) }),
+        ...(typeof flags.repeatNgramSize === 'number' && { noRepeatNgramSize: flags.repeatNgramSize }),
+        ...(flags.order !== undefined && { order: flags.order }),
       };
       const abort = new AbortController();
       const onSigint = () => abort.abort();
@@ -68,12 +142,20 @@ export function register(program: Command): void {
         parseSpecial: flags.special ?? false,
         ...(flags.bos ? {} : { addBos: false }),
         ...(flags.ctxSize !== undefined && { contextLength: flags.ctxSize }),
+        ...(flags.n !== undefined && { n: flags.n }),
+        ...(flags.numBeams !== undefined && { numBeams: flags.numBeams }),
+        ...(flags.lengthPenalty !== undefined && { lengthPenalty: flags.lengthPenalty }),
+        ...(flags.earlyStopping !== undefined && { earlyStopping: flags.earlyStopping }),
+        ...(flags.numReturnSequences !== undefined && { numReturnSequences: flags.numReturnSequences }),
+        ...(flags.topLogprobs !== undefined && { topLogprobs: flags.topLogprobs }),
       };
+      // Several sequences (or beams, which are final only at the end) are printed at the end.
+      const stream = !beams && (flags.n ?? 1) === 1;
       let done: DoneEvent | undefined;
       try {
         for await (const ev of generate(lm, prompt, options)) {
           if (ev.type === 'done') done = ev;
-          else if (!flags.json && ev.text) process.stdout.write(ev.text);
+          else if (stream && !flags.json && ev.text) process.stdout.write(ev.text);
         }
       } finally {
         process.removeListener('SIGINT', onSigint);
@@ -82,16 +164,47 @@ export function register(program: Command): void {
       if (flags.json) {
         process.stdout.write(JSON.stringify(jsonResult(done, lm.loadMs, lm.file.path)) + '\n');
       } else {
-        if (done.tail) process.stdout.write(done.tail);
-        if (process.stdout.isTTY) process.stdout.write('\n');
+        if (!stream) process.stdout.write(plainSequences(done));
+        else if (done.tail) process.stdout.write(done.tail);
+        if (stream && process.stdout.isTTY) process.stdout.write('\n');
         const t = done.timings;
         process.stderr.write(`[${done.finishReason} (${done.stop.kind}) · ${done.usage.promptTokens} prompt + ${done.usage.completionTokens} generated tokens · ` +
-          `prefill ${t.prefillTokensPerS.toFixed(1)} tok/s · decode ${t.decodeTokensPerS.toFixed(1)} tok/s (${t.msPerToken.toFixed(2)} ms/token) · seed ${done.chain.seed}]\n`);
+          `prefill ${t.prefillTokensPerS.toFixed(1)} tok/s · decode ${t.decodeTokensPerS.toFixed(1)} tok/s (${t.msPerToken.toFixed(2)} ms/token) · ` +
+          `${done.strategy.kind === 'beam' ? `${done.strategy.numBeams} beams` : `seed ${done.chain.seed}`}]\n`);
       }
     });
 }
 
-/** The `--json` object: the contract fields first (snake_case), then extras. */
+/** Plain-mode output of a buffered result: the text alone, or each sequence under a header. */
+function plainSequences(done: DoneEvent): string {
+  const seqs = done.sequences ?? [];
+  if (seqs.length <= 1) return done.text + '\n';
+  return seqs.map((s) => `--- sequence ${s.index} · logprob ${s.logprob.toFixed(4)}${s.score !== undefined ? ` · score ${s.score.toFixed(4)}` : ''} · ${s.finishReason} ---\n${s.text}\n`).join('');
+}
+
+/** Per-token details as JSON: raw top alternatives, and the processed logprob with its alternatives. */
+function topJson(lps: readonly TokenLogprobs[]): { top_logprobs: { id: number; logprob: number }[][]; processed_logprobs: { logprob: number; top_logprobs: { id: number; logprob: number }[] }[] } {
+  return {
+    top_logprobs: lps.map((l) => l.raw.top.map((t) => ({ id: t.id, logprob: t.logprob }))),
+    processed_logprobs: lps.map((l) => ({ logprob: l.processed.logprob, top_logprobs: l.processed.top.map((t) => ({ id: t.id, logprob: t.logprob })) })),
+  };
+}
+
+/** One entry of `sequences` in --json output. */
+function sequenceJson(s: SequenceResult): Record<string, unknown> {
+  return {
+    index: s.index, tokens: s.tokens, text: s.text, logprob: s.logprob, finish_reason: s.finishReason, stop_reason: s.stop,
+    token_logprobs: s.tokenLogprobs, ...(s.score !== undefined && { score: s.score }), ...(s.logprobs && topJson(s.logprobs)),
+  };
+}
+
+/**
+ * The `--json` object: the contract fields first (snake_case), then extras. `logprob` and
+ * `token_logprobs` are under the model's raw distribution; with --top-logprobs, `top_logprobs`
+ * holds each token's raw alternatives and `processed_logprobs` the same from the distribution the
+ * token was drawn from (after every control). `sequences` appears when several are returned; the
+ * top-level fields then describe the best one.
+ */
 export function jsonResult(done: DoneEvent, loadMs: number, modelPath: string): Record<string, unknown> {
   return {
     prompt_tokens: done.promptTokens,
@@ -102,6 +215,10 @@ export function jsonResult(done: DoneEvent, loadMs: number, modelPath: string): 
     decode_tokens_per_s: done.timings.decodeTokensPerS,
     stop_reason: done.stop,
     logprob: done.logprob,
+    token_logprobs: done.tokenLogprobs,
+    ...(done.logprobs && topJson(done.logprobs)),
+    ...(done.sequences && done.sequences.length > 1 && { sequences: done.sequences.map(sequenceJson) }),
+    strategy: done.strategy,
     usage: { prompt_tokens: done.usage.promptTokens, completion_tokens: done.usage.completionTokens, total_tokens: done.usage.totalTokens },
     timings: {
       load_ms: loadMs,

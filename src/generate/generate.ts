@@ -123,7 +123,9 @@ export async function* generate(lm: LanguageModel, prompt: string | readonly num
   const { own, strategy: strategyOptions, sampling } = splitOptions(options);
   const strategy = resolveStrategy(strategyOptions, sampling);
   const { model, tokenizer } = lm;
-  const chain = createSamplingChain(sampling, model.config.nVocab);
+  // Beam search ranks by the processed distribution and picks no token at random: its chain is
+  // built greedy, so the reported sampler is what really decides (argmax over beams).
+  const chain = createSamplingChain(strategy.kind === 'beam' ? { ...sampling, temperature: 0 } : sampling, model.config.nVocab);
   const maxTokens = own.maxTokens ?? Infinity;
   const pre = prepare(lm, prompt, { ...own, maxTokens });
   const eog = own.stopAtEndOfGeneration === false ? new Set<number>() : lm.endOfGeneration;

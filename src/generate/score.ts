@@ -7,6 +7,7 @@
  */
 import { ContextOverflowError, InvalidOptionError } from '../errors.js';
 import { rawLogprobs, validateTopLogprobs, type TokenLogprob } from '../decode/logprobs.js';
+import { createStreamDecoder } from '../tokenizer/stream-decoder.js';
 import type { LanguageModel } from './language-model.js';
 
 export interface ScoreOptions {
@@ -29,7 +30,7 @@ export interface ScoreOptions {
 /** One scored token. */
 export interface ScoredToken {
   id: number;
-  /** Decoded piece, for display. */
+  /** The text this token adds after the ones before it ('' while a UTF-8 character is incomplete). */
   text: string;
   /** Raw log-probability given every token before it. */
   logprob: number;
@@ -90,6 +91,7 @@ export function scoreText(lm: LanguageModel, input: string | readonly number[], 
 
   const cache = model.createCache(tokens.length);
   const scored: ScoredToken[] = [];
+  const decoder = createStreamDecoder(tokenizer, { context: tokens.slice(0, contextLength) });
   let sum = 0;
   // Positions whose logits are needed: contextLength-1 .. length-2 (each predicts the next token).
   for (let start = 0; start < tokens.length - 1; start += chunk) {
@@ -102,7 +104,7 @@ export function scoreText(lm: LanguageModel, input: string | readonly number[], 
       const next = tokens[p + 1]!;
       const r = rawLogprobs(row, next, topN ?? 0);
       sum += r.logprob;
-      scored.push({ id: next, text: tokenizer.decode([next]), logprob: r.logprob, ...(topN !== undefined && { top: [...r.top] }) });
+      scored.push({ id: next, text: decoder.push(next), logprob: r.logprob, ...(topN !== undefined && { top: [...r.top] }) });
     }
   }
   const mean = sum / scored.length;
