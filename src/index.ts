@@ -16,6 +16,8 @@ export type { SamplingChain, ChainDescription, StageDescription } from './decode
 export { rawLogprobs, processedLogprobs, validateTopLogprobs, MAX_TOP_LOGPROBS } from './decode/logprobs.js';
 export type { LogprobResult, LogprobSource, TokenLogprob } from './decode/logprobs.js';
 export type { Candidates, LogitsProcessor, Sampler, ProcessorContext, ParamValue } from './decode/types.js';
+export { createGrammarConstraint, createJsonConstraint, createJsonSchemaConstraint, jsonSchemaToGbnf, jsonModeGbnf } from './decode/constraints/index.js';
+export type { GrammarConstraint, ConstraintOptions, ConstraintStats, JsonConstraintOptions, JsonSchemaConstraintOptions } from './decode/constraints/index.js';
 export { loadTokenizer, loadTokenizerFile } from './tokenizer/load.js';
 export { createStreamDecoder } from './tokenizer/stream-decoder.js';
 export { loadLanguageModel } from './generate/language-model.js';

@@ -189,6 +189,7 @@ export function createAutomatonConstraint(
   if (budget < automaton.initial.dist + 1) { // the bytes (one per token at worst) + end of generation
     throw new InvalidOptionError(`constraint maxTokens ${budget} is too small: the shortest valid output takes ${automaton.initial.dist} bytes`);
   }
+  tokenTrieFor(tokenizer); // build (or fetch) the vocabulary trie now rather than in the first step
   const v = tokenizer.vocabSize;
   const isEog = new Uint8Array(v);
   for (const id of eogSet) isEog[id] = 1;
