@@ -34,7 +34,7 @@ export interface AutomatonState {
 }
 
 /** When the memo grows past this many states it is dropped and rebuilt on demand (bounded memory). */
-const MAX_STATES = 200_000;
+const MAX_STATES = 20_000; // ≈ 2 KB of transition table each
 
 /** The lazily determinized automaton of one grammar; shared by every constraint (and clone) on it. */
 export class GrammarAutomaton {

@@ -65,6 +65,7 @@ test('end of generation only when complete; control tokens and whitespace never 
 test('a value that may continue (a number) allows both more digits and end of generation', () => {
   const c = createGrammarConstraint('root ::= [0-9]+', tok);
   c.accept(id('12'));
+  assert.ok(c.allowsBytes([0x33, 0x34]) && !c.allowsBytes([0x33, 0x78]));
   const a = allowed(c);
   assert.ok(a.has(EOS) && a.has(id('1')) && a.has(id('12')) && !a.has(id('x')));
 });
