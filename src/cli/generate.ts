@@ -3,7 +3,8 @@
  *   [--top-p P] [--min-p P] [--typical-p P] [--repetition-penalty R] [--repeat-last-n N]
  *   [--presence-penalty P] [--frequency-penalty F] [--logit-bias ID=BIAS]... [--no-repeat-ngram-size N]
  *   [--order LIST] [--seed S] [--stop STR]... [--n N] [--num-beams N] [--length-penalty L]
- *   [--early-stopping true|false|never] [--num-return-sequences N] [--top-logprobs K] [--json] PROMPT`
+ *   [--early-stopping true|false|never] [--num-return-sequences N] [--top-logprobs K]
+ *   [--json-mode | --json-schema FILE] [--json] PROMPT`
  *
  * Plain mode streams the continuation (not the prompt) to stdout as it is produced; a summary
  * goes to stderr. With several sequences (`--n`, `--num-beams`) nothing streams: each sequence is
@@ -13,7 +14,9 @@
  * Beam search (`--num-beams` > 1) is deterministic: the CLI's sampling defaults (temperature,
  * top-k, top-p, min-p) are not applied to it, and giving any of them explicitly is an error.
  */
+import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidOptionError } from '../errors.js';
 import type { ControlName, SamplingOptions } from '../decode/options.js';
 import type { EarlyStopping } from '../decode/beam.js';
 import type { DoneEvent, SequenceResult, TokenLogprobs } from '../generate/events.js';
@@ -35,6 +38,17 @@ function parseEarlyStopping(v: string): EarlyStopping {
   if (v === 'false') return false;
   if (v === 'never') return 'never';
   throw new InvalidArgumentError(`expected true, false or never, got "${v}"`);
+}
+
+/** Reads and parses the --json-schema file. */
+function readSchema(path: string): unknown {
+  let text: string;
+  try { text = readFileSync(path, 'utf8'); } catch (e) {
+    throw new InvalidOptionError(`--json-schema: cannot read ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+  }
+  try { return JSON.parse(text); } catch (e) {
+    throw new InvalidOptionError(`--json-schema: ${path} is not valid JSON (${(e as Error).message})`);
+  }
 }
 
 /** Comma-separated control names for --order (validated by the library). */
@@ -77,6 +91,8 @@ interface GenerateFlags {
   earlyStopping?: EarlyStopping;
   numReturnSequences?: number;
   topLogprobs?: number;
+  jsonMode?: boolean;
+  jsonSchema?: string;
 }
 
 export function register(program: Command): void {
@@ -105,6 +121,8 @@ export function register(program: Command): void {
     .option('--length-penalty <l>', 'beam score = sum logprob / length^L (default 1)', parseNumber)
     .option('--early-stopping <mode>', 'beam search stopping rule: true, false (default) or never', parseEarlyStopping)
     .option('--num-return-sequences <n>', 'beam search: return the N best hypotheses (default 1)', parseInteger)
+    .option('--json-mode', 'constrain the output to one JSON object')
+    .option('--json-schema <file>', 'constrain the output to JSON valid against the JSON Schema in FILE')
     .option('--top-logprobs <k>', 'report each token\'s logprob and its K best alternatives (0-20), raw and processed', parseInteger)
     .option('--stop <str>', 'stop when the text contains STR (repeatable; STR is not printed)', collect(String))
     .option('-c, --ctx-size <n>', 'context positions to allocate (default: the model\'s context length)', parseInteger)
@@ -148,6 +166,8 @@ export function register(program: Command): void {
         ...(flags.earlyStopping !== undefined && { earlyStopping: flags.earlyStopping }),
         ...(flags.numReturnSequences !== undefined && { numReturnSequences: flags.numReturnSequences }),
         ...(flags.topLogprobs !== undefined && { topLogprobs: flags.topLogprobs }),
+        ...(flags.jsonMode && { jsonMode: true }),
+        ...(flags.jsonSchema !== undefined && { jsonSchema: readSchema(flags.jsonSchema) }),
       };
       // Several sequences (or beams, which are final only at the end) are printed at the end.
       const stream = !beams && (flags.n ?? 1) === 1;

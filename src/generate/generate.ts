@@ -10,6 +10,7 @@
 import { InvalidOptionError } from '../errors.js';
 import type { SamplingChain } from '../decode/chain.js';
 import { logSumExp, processedLogprobs, rawLogprobs } from '../decode/logprobs.js';
+import { createJsonConstraint, createJsonSchemaConstraint } from '../decode/constraints/factories.js';
 import { createSamplingChain, SAMPLING_OPTION_KEYS, type SamplingOptions } from '../decode/options.js';
 import { createRng } from '../decode/rng.js';
 import type { ProcessorContext } from '../decode/types.js';
@@ -46,13 +47,20 @@ export interface GenerateOptions extends SamplingOptions, StrategyOptions {
   session?: Session;
   /** Stop at end-of-generation ids (default true). */
   stopAtEndOfGeneration?: boolean;
+  /**
+   * JSON mode: the output is one JSON object (grammar-constrained; the constraint runs in the
+   * chain's 'processors' slot, ahead of any user processors, and closes the value within maxTokens).
+   */
+  jsonMode?: boolean;
+  /** JSON-Schema mode: the output is JSON valid against this schema (object form of the schema). */
+  jsonSchema?: unknown;
 }
 
 export function createSession(): Session {
   return { cache: null, tokens: [] };
 }
 
-const OWN_KEYS = ['maxTokens', 'stop', 'signal', 'addBos', 'parseSpecial', 'contextLength', 'session', 'stopAtEndOfGeneration'] as const;
+const OWN_KEYS = ['maxTokens', 'stop', 'signal', 'addBos', 'parseSpecial', 'contextLength', 'session', 'stopAtEndOfGeneration', 'jsonMode', 'jsonSchema'] as const;
 type OwnOptions = Pick<GenerateOptions, (typeof OWN_KEYS)[number]>;
 const KNOWN = new Set<string>([...OWN_KEYS, ...STRATEGY_OPTION_KEYS, ...SAMPLING_OPTION_KEYS]);
 
@@ -77,6 +85,11 @@ function splitOptions(options: GenerateOptions): { own: OwnOptions; strategy: St
   if (o.stop !== undefined && (!Array.isArray(o.stop) || o.stop.some((s) => typeof s !== 'string'))) {
     throw new InvalidOptionError('stop must be an array of strings');
   }
+  if (o.jsonMode !== undefined && typeof o.jsonMode !== 'boolean') throw new InvalidOptionError(`jsonMode must be a boolean, got ${typeof o.jsonMode}`);
+  if (o.jsonMode === true && o.jsonSchema !== undefined) throw new InvalidOptionError('jsonMode and jsonSchema are exclusive: a schema already implies JSON output');
+  if (o.jsonSchema !== undefined && (typeof o.jsonSchema !== 'object' || o.jsonSchema === null || Array.isArray(o.jsonSchema)) && typeof o.jsonSchema !== 'boolean') {
+    throw new InvalidOptionError('jsonSchema must be a JSON Schema object');
+  }
   return { own: o, strategy: strategy as StrategyOptions, sampling: sampling as SamplingOptions };
 }
 
@@ -93,6 +106,17 @@ export function deriveSeed(seed: number, i: number): number {
   z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
   z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
   return (z ^ (z >>> 16)) >>> 0;
+}
+
+/** Adds the JSON / JSON-Schema constraint (if asked) in front of the user's processors. */
+function withConstraint(lm: LanguageModel, sampling: SamplingOptions, own: OwnOptions, maxTokens: number): SamplingOptions {
+  if (own.jsonMode !== true && own.jsonSchema === undefined) return sampling;
+  if (sampling.processors !== undefined && !Array.isArray(sampling.processors)) return sampling; // the chain reports the bad value
+  const opts = { endOfGeneration: lm.endOfGeneration, ...(Number.isFinite(maxTokens) && { maxTokens }) };
+  const constraint = own.jsonSchema !== undefined
+    ? createJsonSchemaConstraint(own.jsonSchema, lm.tokenizer, opts)
+    : createJsonConstraint(lm.tokenizer, opts);
+  return { ...sampling, processors: [constraint, ...(sampling.processors ?? [])] };
 }
 
 /** One sequence being sampled. */
@@ -120,13 +144,14 @@ interface Track {
  * iteration cancels cleanly.
  */
 export async function* generate(lm: LanguageModel, prompt: string | readonly number[], options: GenerateOptions = {}): AsyncGenerator<GenerationEvent, void, undefined> {
-  const { own, strategy: strategyOptions, sampling } = splitOptions(options);
-  const strategy = resolveStrategy(strategyOptions, sampling);
+  const { own, strategy: strategyOptions, sampling: userSampling } = splitOptions(options);
+  const strategy = resolveStrategy(strategyOptions, userSampling);
   const { model, tokenizer } = lm;
+  const maxTokens = own.maxTokens ?? Infinity;
+  const sampling = withConstraint(lm, userSampling, own, maxTokens);
   // Beam search ranks by the processed distribution and picks no token at random: its chain is
   // built greedy, so the reported sampler is what really decides (argmax over beams).
   const chain = createSamplingChain(strategy.kind === 'beam' ? { ...sampling, temperature: 0 } : sampling, model.config.nVocab);
-  const maxTokens = own.maxTokens ?? Infinity;
   const pre = prepare(lm, prompt, { ...own, maxTokens });
   const eog = own.stopAtEndOfGeneration === false ? new Set<number>() : lm.endOfGeneration;
   const stop = own.stop ?? [];

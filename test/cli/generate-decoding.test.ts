@@ -1,6 +1,9 @@
 /** `tokenloop generate`: the decoding flags, beam search, --n, --top-logprobs and their --json fields; bad combinations. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { needsShared, runCli } from '../helpers.js';
 
 const skip = needsShared();
@@ -86,5 +89,24 @@ test('invalid flag combinations fail with one clear line', { skip }, () => {
     assert.match(r.stderr, re, args.join(' '));
     assert.ok(!/\n\s+at /.test(r.stderr), 'no stack trace');
     assert.equal(r.stdout, '');
+  }
+});
+
+test('--json-schema FILE and --json-mode constrain the output; bad schema files are clear errors', { skip }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tokenloop-schema-'));
+  const file = join(dir, 'person.json');
+  writeFileSync(file, JSON.stringify({ type: 'object', properties: { name: { type: 'string', maxLength: 8 }, age: { type: 'integer' } }, required: ['name', 'age'], additionalProperties: false }));
+  const o = json(['--json-schema', file, '--seed', '1', '-n', '40', 'Once']);
+  const v = JSON.parse(o.text);
+  assert.deepEqual(Object.keys(v).sort(), ['age', 'name']);
+  assert.ok(Number.isInteger(v.age));
+  const m = json(['--json-mode', '--seed', '2', '-n', '30', 'Once']);
+  assert.equal(typeof JSON.parse(m.text), 'object');
+  writeFileSync(join(dir, 'bad.json'), '{');
+  for (const [args, re] of [[['--json-schema', join(dir, 'bad.json')], /not valid JSON/], [['--json-schema', join(dir, 'none.json')], /cannot read/],
+    [['--json-mode', '--json-schema', file], /exclusive/]] as [string[], RegExp][]) {
+    const r = runCli(['generate', ...args, 'x']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, re);
   }
 });
