@@ -25,6 +25,12 @@ export type { LanguageModel, LoadLanguageModelOptions } from './generate/languag
 export { generate, generateText, createSession } from './generate/generate.js';
 export type { GenerateOptions, Session } from './generate/generate.js';
 export type { GenerationEvent, TokenEvent, DoneEvent, FinishReason, StopDetail, Timings } from './generate/events.js';
+export type { SequenceResult, StrategyDescription, TokenLogprobs } from './generate/events.js';
+export type { StrategyOptions } from './generate/strategy.js';
+export { scoreText } from './generate/score.js';
+export type { ScoreOptions, ScoreResult, ScoredToken } from './generate/score.js';
+export { beamScore } from './decode/beam.js';
+export type { EarlyStopping } from './decode/beam.js';
 export { Conversation } from './chat/conversation.js';
 export type { ConversationOptions, TurnOptions, ChatEvent, TrimmedEvent } from './chat/conversation.js';
 export { endOfTurnIds, templateEndOfTurnId } from './chat/end-of-turn.js';
