@@ -129,3 +129,17 @@ test('beam search: bans hold in every beam, stop strings end hypotheses, early s
   assert.deepEqual(again.tokens, d.tokens);
   assert.equal(again.timings.prefillTokens, 1, 'the session prefix is reused');
 });
+
+test('beam search: maxTokens 0 and an aborted signal end cleanly', { skip }, async () => {
+  const z = await generateText(lm(), 'Once upon a time', { numBeams: 3, maxTokens: 0 });
+  assert.deepEqual(z.tokens, []);
+  assert.deepEqual(z.stop, { kind: 'max-tokens', limit: 0 });
+  const ac = new AbortController();
+  ac.abort();
+  const a = await generateText(lm(), 'Once upon a time', { numBeams: 3, maxTokens: 50, signal: ac.signal });
+  assert.equal(a.finishReason, 'abort');
+  assert.deepEqual(a.tokens, []);
+  const ctx = await generateText(lm(), 'Once upon a time', { numBeams: 2, contextLength: 12, stopAtEndOfGeneration: false });
+  assert.deepEqual(ctx.stop, { kind: 'context', limit: 12 });
+  assert.equal(ctx.promptTokens.length + ctx.tokens.length, 13, 'same context rule as sampling');
+});
