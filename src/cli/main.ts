@@ -8,6 +8,7 @@ import { TokenloopError } from '../errors.js';
 import { commands } from './commands.js';
 
 export async function main(argv: string[]): Promise<number> {
+  ignoreClosedPipes();
   const program = new Command('tokenloop')
     .description('Run transformer language models locally and watch the generation loop.')
     .exitOverride()
@@ -18,6 +19,19 @@ export async function main(argv: string[]): Promise<number> {
     return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     return reportError(e);
+  }
+}
+
+let pipesGuarded = false;
+/** `tokenloop ... | head` closes stdout early: end quietly instead of crashing with EPIPE. */
+function ignoreClosedPipes(): void {
+  if (pipesGuarded) return;
+  pipesGuarded = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(0);
+      throw e;
+    });
   }
 }
 
