@@ -11,12 +11,21 @@ export class KVCache {
   readonly v: Float32Array[];
   private len = 0;
 
-  constructor(readonly nLayers: number, readonly kvDim: number, readonly capacity: number, from?: KVCache) {
+  /** Allocator of the per-layer buffers (e.g. inside a WebAssembly memory); forks use it too. */
+  readonly alloc: ((n: number) => Float32Array) | undefined;
+
+  /**
+   * `from`: copy its cached positions. `alloc`: where the buffers live (default: plain
+   * Float32Arrays; a compute backend passes one inside its memory so kernels read them in place).
+   */
+  constructor(readonly nLayers: number, readonly kvDim: number, readonly capacity: number, from?: KVCache, alloc?: (n: number) => Float32Array) {
     this.k = [];
     this.v = [];
+    this.alloc = alloc ?? from?.alloc;
+    const make = this.alloc ?? ((n: number) => new Float32Array(n));
     for (let l = 0; l < nLayers; l++) {
-      this.k.push(new Float32Array(capacity * kvDim));
-      this.v.push(new Float32Array(capacity * kvDim));
+      this.k.push(make(capacity * kvDim));
+      this.v.push(make(capacity * kvDim));
     }
     if (from) {
       const used = from.len * kvDim;

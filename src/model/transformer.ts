@@ -10,6 +10,7 @@ import { KVCache } from '../kv/cache.js';
 import { geluF16, gelu, silu, softcap } from './kernels/activations.js';
 import { attention, type AttentionShape } from './kernels/attention.js';
 import './kernels/quant/register.js';
+import type { WasmBackend } from './kernels/wasm/backend.js';
 import { selectMatmul, type BackendName, type MatmulFn } from './kernels/wasm/select.js';
 import { layernorm, rmsnorm } from './kernels/norm.js';
 import { ropeApply, ropeCosSin } from './kernels/rope.js';
@@ -38,12 +39,21 @@ export class TransformerModel implements Model {
 
   /** Kernel backend computing the matmuls ('wasm' by default, 'js' = reference kernels). */
   readonly backend: BackendName;
+  /** Threads computing the forward pass (1 for the 'js' backend). */
+  readonly threads: number;
   private readonly mm: MatmulFn;
+  /**
+   * The wasm backend, when used: scratch and KV caches then live in its memory, so matmuls read
+   * and write them in place, and attention and SwiGLU run there too.
+   */
+  private readonly wasm: WasmBackend | null;
 
   constructor(readonly spec: TransformerSpec, weightBytes: number, kernels: { backend?: BackendName; threads?: number } = {}) {
     const sel = selectMatmul(kernels);
     this.backend = sel.name;
     this.mm = sel.matmul;
+    this.wasm = sel.wasm ?? null;
+    this.threads = this.wasm ? this.wasm.threads : 1;
     this.config = spec.config;
     this.weightBytes = weightBytes;
     const c = spec.config;
@@ -60,7 +70,7 @@ export class TransformerModel implements Model {
     if (maxTokens > this.config.nCtx) {
       throw new ContextOverflowError(`requested context of ${maxTokens} tokens exceeds the model's context length ${this.config.nCtx}`);
     }
-    return new KVCache(this.config.nLayer, this.kvDim, maxTokens);
+    return new KVCache(this.config.nLayer, this.kvDim, maxTokens, undefined, this.wasm?.heap.f32Managed);
   }
 
   /**
@@ -143,7 +153,13 @@ export class TransformerModel implements Model {
       const kc = cache.k[l]!, vc = cache.v[l]!;
       kc.set(k.subarray(0, nT * kvDim), pos0 * kvDim);
       vc.set(v.subarray(0, nT * kvDim), pos0 * kvDim);
-      attention(att, q, kc, vc, pos0, nT, this.shapes[l]!, this.scores);
+      const sh = this.shapes[l]!;
+      const wasm = this.wasm;
+      if (wasm && sh.window === 0 && sh.softcap === 0 && wasm.heap.owns(kc) && wasm.heap.owns(vc)) {
+        wasm.attention(att, q, kc, vc, nT, pos0, c.nHead, c.nHeadKv, headDim, sh.scale);
+      } else {
+        attention(att, q, kc, vc, pos0, nT, sh, this.scores);
+      }
       this.mm(proj, L.wo, att, qDim, E, nT);
       addBias(proj, L.bo, E, nT);
       if (L.postAttnNorm) this.normRows(proj, proj, L.postAttnNorm, E, nT);
@@ -165,7 +181,8 @@ export class TransformerModel implements Model {
       } else if (L.ffnGate) {
         this.mm(gate, L.ffnGate, ffnIn, E, F, nT); addBias(gate, L.bGate, F, nT);
         this.mm(up, L.ffnUp, ffnIn, E, F, nT); addBias(up, L.bUp, F, nT);
-        for (let i = 0; i < nT * F; i++) gate[i] = act(gate[i]!) * up[i]!;
+        if (this.wasm && act === silu) this.wasm.swiglu(gate, gate, up, nT * F);
+        else for (let i = 0; i < nT * F; i++) gate[i] = act(gate[i]!) * up[i]!;
       } else {
         this.mm(gate, L.ffnUp, ffnIn, E, F, nT); addBias(gate, L.bUp, F, nT);
         for (let i = 0; i < nT * F; i++) gate[i] = act(gate[i]!);
@@ -200,7 +217,8 @@ export class TransformerModel implements Model {
     const c = this.config;
     const cap = Math.max(nT, this.scratch ? this.scratch.cap : 0);
     const half = this.spec.rope ? this.spec.rope.nRot >> 1 : 0;
-    const f = (n: number) => new Float32Array(cap * n);
+    const heap = this.wasm?.heap;
+    const f = (n: number) => heap ? heap.f32Managed(cap * n) : new Float32Array(cap * n);
     this.scratch = {
       cap,
       x: f(c.nEmbd), h: f(Math.max(c.nEmbd, 1)), proj: f(c.nEmbd),

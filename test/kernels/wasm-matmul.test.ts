@@ -4,10 +4,37 @@ import { GGMLType, typeName } from '../../src/format/dtypes.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
 import { createRng, randF32, randWeight, refMatmul, weightToF32 } from './fixtures.ts';
 
-// Every matmul is forced through the pool (parallelMinMacs 0) in the 2-thread backend.
+// Every matmul is forced through the pool (parallelMinMacs 0) in the 2-thread backends.
+// Block-quantized types go through the int8-activation path by default; `exact*` dequantize to f32.
 const one = createWasmBackend({ threads: 1 });
 const two = createWasmBackend({ threads: 2, parallelMinMacs: 0 });
-after(async () => { await one.close(); await two.close(); });
+const exactOne = createWasmBackend({ threads: 1, int8Activations: false });
+const exactTwo = createWasmBackend({ threads: 2, parallelMinMacs: 0, int8Activations: false });
+after(async () => { await one.close(); await two.close(); await exactOne.close(); await exactTwo.close(); });
+
+/** Types whose default wasm matmul quantizes the activations to int8 blocks. */
+const INT8 = new Set([GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]);
+
+/**
+ * Error bound of the int8-activation path for output (t, o). Each activation is rounded to the
+ * nearest multiple of d_b = amax_b/127 of its 32-block, an error ≤ d_b/2, so the dot product moves
+ * by at most Σ_i |w_i|·amax_b(i)/254. On top: f32 rounding of the per-block sums and scale
+ * products, relative to Σ|w_i·x_i| plus the block offset terms (Q4_0/Q5_0 subtract 8·d or 16·d
+ * via block sums), bounded by 4e-6·Σ_i (|w_i| + max_block|w|)·|x_i|.
+ */
+function int8Bound(wf: Float32Array, x: Float32Array, nIn: number, o: number, t: number): number {
+  let q = 0, f = 0;
+  for (let b = 0; b < nIn; b += 32) {
+    let amax = 0, wmax = 0;
+    for (let i = b; i < b + 32; i++) { amax = Math.max(amax, Math.abs(x[t * nIn + i]!)); wmax = Math.max(wmax, Math.abs(wf[o * nIn + i]!)); }
+    for (let i = b; i < b + 32; i++) {
+      const w = Math.abs(wf[o * nIn + i]!);
+      q += w * amax / 254;
+      f += (w + 2 * wmax) * Math.abs(x[t * nIn + i]!);
+    }
+  }
+  return q * (1 + 1e-6) + 4e-6 * f;
+}
 
 /** Relative to Σ|w·x|: f32 accumulation of ≤ 1024 products stays far below this. */
 const REL_TOL = 2e-6 * 8;
@@ -20,7 +47,7 @@ const CASES: [GGMLType, number[]][] = [
 ];
 
 for (const [type, sizes] of CASES) {
-  test(`wasm matmul ${typeName(type)} equals the f64 reference (1 and 2 threads, bit-identical)`, () => {
+  test(`wasm matmul ${typeName(type)} (f32 path) equals the f64 reference (1 and 2 threads, bit-identical)`, () => {
     const rng = createRng(1234 + type);
     for (const nIn of sizes) {
       for (const nOut of [1, 7, 131]) {
@@ -30,8 +57,8 @@ for (const [type, sizes] of CASES) {
           const x = randF32(rng, nIn * nTok);
           const { y, mag } = refMatmul(weightToF32(w, nIn, nOut), x, nIn, nOut, nTok);
           const a = new Float32Array(nOut * nTok), b = new Float32Array(nOut * nTok);
-          one.matmul(a, w, x, nIn, nOut, nTok);
-          two.matmul(b, w, x, nIn, nOut, nTok);
+          exactOne.matmul(a, w, x, nIn, nOut, nTok);
+          exactTwo.matmul(b, w, x, nIn, nOut, nTok);
           for (let i = 0; i < a.length; i++) {
             const err = Math.abs(a[i]! - y[i]!);
             assert.ok(err <= REL_TOL * mag[i]! + 1e-30, `${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok} [${i}]: ${a[i]} vs ${y[i]} (err ${err}, Σ|wx| ${mag[i]})`);
@@ -42,6 +69,58 @@ for (const [type, sizes] of CASES) {
     }
   });
 }
+
+for (const [type, sizes] of CASES.filter(([t]) => INT8.has(t))) {
+  test(`wasm matmul ${typeName(type)} with int8 activations is within the activation-quantization bound of the f64 reference (1 and 2 threads, bit-identical)`, () => {
+    const rng = createRng(4321 + type);
+    let differs = false;
+    for (const nIn of sizes) {
+      for (const nOut of [1, 7, 131]) {
+        for (const nTok of [1, 3, 34]) {
+          if (nTok === 34 && nOut !== 7) continue;
+          const w = randWeight(rng, type, nIn, nOut);
+          // activations with a spread of magnitudes inside blocks (and an all-zero block)
+          const x = randF32(rng, nIn * nTok);
+          for (let i = 0; i < x.length; i++) if (i % 7 === 3) x[i] = x[i]! * 40;
+          x.fill(0, 0, 32);
+          const wf = weightToF32(w, nIn, nOut);
+          const { y } = refMatmul(wf, x, nIn, nOut, nTok);
+          const a = new Float32Array(nOut * nTok), b = new Float32Array(nOut * nTok), e = new Float32Array(nOut * nTok);
+          one.matmul(a, w, x, nIn, nOut, nTok);
+          two.matmul(b, w, x, nIn, nOut, nTok);
+          exactOne.matmul(e, w, x, nIn, nOut, nTok);
+          for (let t = 0; t < nTok; t++) {
+            for (let o = 0; o < nOut; o++) {
+              const i = t * nOut + o;
+              const err = Math.abs(a[i]! - y[i]!), bound = int8Bound(wf, x, nIn, o, t);
+              assert.ok(err <= bound, `${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok} [${i}]: ${a[i]} vs ${y[i]} (err ${err} > bound ${bound})`);
+              if (a[i] !== e[i]) differs = true;
+            }
+          }
+          assert.deepEqual(b, a, `${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok}: 2 threads differ from 1`);
+        }
+      }
+    }
+    assert.ok(differs, 'the int8 path was not taken (results equal the f32 path everywhere)');
+  });
+}
+
+test('wasm F16 matvec: pre-scaled activations, and the fallback for |x| ≥ 2^15, match the f64 reference', () => {
+  const rng = createRng(99);
+  for (const nIn of [16, 33, 100, 257]) {
+    const nOut = 9;
+    const w = randWeight(rng, GGMLType.F16, nIn, nOut);
+    const wf = weightToF32(w, nIn, nOut);
+    for (const big of [false, true]) {
+      const x = randF32(rng, nIn);
+      if (big) x[nIn - 1] = 40000; // beyond the range the 2^112 pre-scaling allows
+      const { y, mag } = refMatmul(wf, x, nIn, nOut, 1);
+      const a = new Float32Array(nOut);
+      one.matmul(a, w, x, nIn, nOut, 1);
+      for (let i = 0; i < nOut; i++) assert.ok(Math.abs(a[i]! - y[i]!) <= REL_TOL * mag[i]!, `nIn=${nIn} big=${big} [${i}]: ${a[i]} vs ${y[i]}`);
+    }
+  }
+});
 
 test('wasm matmul reads weights in place when they live in the backend memory', () => {
   const rng = createRng(7);
@@ -54,8 +133,9 @@ test('wasm matmul reads weights in place when they live in the backend memory', 
   const used = one.heap.used;
   one.matmul(out, { type: GGMLType.Q8_0, data: bytes }, x, nIn, nOut, 1);
   assert.equal(one.heap.used, used, 'no staging copy was allocated');
-  const { y } = refMatmul(weightToF32(w, nIn, nOut), x, nIn, nOut, 1);
-  for (let i = 0; i < nOut; i++) assert.ok(Math.abs(out[i]! - y[i]!) < 1e-4);
+  const wf = weightToF32(w, nIn, nOut);
+  const { y } = refMatmul(wf, x, nIn, nOut, 1);
+  for (let i = 0; i < nOut; i++) assert.ok(Math.abs(out[i]! - y[i]!) <= int8Bound(wf, x, nIn, i, 0));
   // mutate the weight bytes in place: the result must change (no hidden cached copy)
   bytes[2] = (bytes[2]! + 1) & 0xff;
   const before = out[0]!;

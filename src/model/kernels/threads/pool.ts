@@ -50,10 +50,10 @@ export class ThreadPool {
   }
 
   /** Rows [r0, r1) of a matmul (see the wasm `matmul`), split across all threads. */
-  matmul(type: number, out: number, w: number, x: number, xs: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number): void {
-    this.dispatch(OP.MATMUL, [type, out, w, x, xs, nIn, nOut, nTok, scratch, scratchStride], () => {
+  matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number): void {
+    this.dispatch(OP.MATMUL, [type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], () => {
       const [r0, r1] = splitRange(0, nOut, this.size);
-      if (r1 > r0) this.k.matmul(type, out, w, x, xs, nIn, nOut, nTok, r0, r1, scratch);
+      if (r1 > r0) this.k.matmul(type, out, w, x, xs, xq, xd, nIn, nOut, nTok, r0, r1, scratch);
     });
   }
 

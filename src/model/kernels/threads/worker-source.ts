@@ -24,8 +24,8 @@ for (;;) {
   try {
     if (k === null) throw new Error('instantiation failed');
     if (op === 1) {
-      const [r0, r1] = part(F[6]);
-      if (r1 > r0) k.matmul(F[0], F[1], F[2], F[3], F[4], F[5], F[6], F[7], r0, r1, F[8] + index * F[9]);
+      const [r0, r1] = part(F[8]);
+      if (r1 > r0) k.matmul(F[0], F[1], F[2], F[3], F[4], F[5], F[6], F[7], F[8], F[9], r0, r1, F[10] + index * F[11]);
     } else if (op === 2) {
       const [h0, h1] = part(F[6]);
       if (h1 > h0) k.attention(F[0], F[1], F[2], F[3], F[4], F[5], F[6], F[7], F[8], F[9], h0, h1, F[10] + index * F[11]);

@@ -37,6 +37,11 @@ export interface WasmBackendOptions {
   threads?: number;
   /** Matmuls/attention with fewer multiply-adds run on the calling thread only. Default 32768. */
   parallelMinMacs?: number;
+  /**
+   * Block-quantized weights (Q4_0…Q6_K): quantize the activations to int8 blocks once per matmul
+   * and use integer dot products (llama.cpp's method; default true). false: dequantize to f32.
+   */
+  int8Activations?: boolean;
 }
 
 export class WasmBackend {
@@ -49,10 +54,12 @@ export class WasmBackend {
   private readonly staging = new Map<string, { ptr: number; bytes: number }>();
   private scratch = { ptr: 0, stride: 0 };
   private readonly parallelMin: number;
+  private readonly int8: boolean;
 
   constructor(opts: WasmBackendOptions = {}) {
     this.threads = resolveThreads(opts.threads);
     this.parallelMin = opts.parallelMinMacs ?? PARALLEL_MIN_MACS;
+    this.int8 = opts.int8Activations ?? true;
     const memory = createSharedMemory();
     this.kernels = instantiateKernels(memory);
     this.heap = new WasmHeap(memory, this.kernels.heapBase());
@@ -83,11 +90,21 @@ export class WasmBackend {
       xs = this.stage('xs', (nIn / 32) * nTokens * 4);
       this.kernels.blockSums(xs, xp, nIn, nTokens);
     }
-    if (nTokens > 1) this.ensureScratch(nIn * 4);
+    let xq = 0, xd = 0;
+    if (this.int8 && this.kernels.hasIntDot(w.type)) {
+      // activations → int8 blocks once for all rows (and all threads)
+      const nb = (nIn / 32) * nTokens;
+      xq = this.stage('xq', nb * 64);
+      xd = this.stage('xd', nb * 8);
+      this.kernels.quantizeBlocks(xq, xd, xp, nb);
+    } else if (w.type === GGMLType.F16 && nTokens === 1) {
+      xq = this.stage('xq', nIn * 4);
+      if (!this.kernels.scaleHalfX(xq, xp, nIn)) xq = 0;
+    } else if (nTokens > 1) this.ensureScratch(nIn * 4);
     if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
-      this.pool.matmul(w.type, op, wp, xp, xs, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
+      this.pool.matmul(w.type, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
     } else {
-      this.kernels.matmul(w.type, op, wp, xp, xs, nIn, nOut, nTokens, 0, nOut, this.scratch.ptr);
+      this.kernels.matmul(w.type, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, 0, nOut, this.scratch.ptr);
     }
     this.finish(out, op, nOut * nTokens);
   }

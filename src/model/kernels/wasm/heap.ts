@@ -22,6 +22,9 @@ export class WasmHeap {
   readonly memory: WasmMemory;
   private top: number;
   private readonly buffers = new WeakSet<ArrayBufferLike>();
+  /** Freed blocks by exact size (KV caches and scratch of one model come back in the same sizes). */
+  private readonly freeBlocks = new Map<number, number[]>();
+  private readonly registry = new FinalizationRegistry<{ ptr: number; bytes: number }>((b) => this.free(b.ptr, b.bytes));
 
   /** `memory` from createSharedMemory(); `base`: first usable byte (the module's heapBase()). */
   constructor(memory: WasmMemory, base: number) {
@@ -49,6 +52,26 @@ export class WasmHeap {
     this.top = end;
     return ptr;
   }
+
+  /** Return a block from alloc (same size) for reuse; the caller must not touch it afterwards. */
+  free(ptr: number, bytes: number): void {
+    let list = this.freeBlocks.get(bytes);
+    if (!list) { list = []; this.freeBlocks.set(bytes, list); }
+    list.push(ptr);
+  }
+
+  /**
+   * A zeroed Float32Array of n values inside the memory whose block is reused once the array is
+   * garbage-collected (FinalizationRegistry): for KV caches and scratch created many times.
+   */
+  f32Managed = (n: number): Float32Array => {
+    const bytes = n * 4;
+    const ptr = this.freeBlocks.get(bytes)?.pop() ?? this.alloc(bytes);
+    const a = new Float32Array(this.memory.buffer, ptr, n);
+    a.fill(0);
+    this.registry.register(a, { ptr, bytes });
+    return a;
+  };
 
   /** A fresh Uint8Array of `bytes` inside the memory (e.g. openModelFile's `allocate`: weights land here, never copied). */
   allocate = (bytes: number): Uint8Array => {

@@ -14,7 +14,11 @@ export const WASM_PATH = fileURLToPath(new URL('../../../../build/tokenloop-kern
 export interface KernelExports {
   heapBase(): number;
   rowBytes(type: number, n: number): number;
-  matmul(type: number, out: number, w: number, x: number, xs: number, nIn: number, nOut: number, nTok: number, r0: number, r1: number, scratch: number): void;
+  matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, r0: number, r1: number, scratch: number): void;
+  quantizeBlocks(xq: number, xd: number, x: number, nBlocks: number): void;
+  dotRowQ(type: number, w: number, xq: number, xd: number, xs: number, n: number): number;
+  hasIntDot(type: number): number;
+  scaleHalfX(y: number, x: number, n: number): number;
   blockSums(xs: number, x: number, n: number, nTok: number): void;
   dotRow(type: number, w: number, x: number, xs: number, n: number): number;
   dequantRow(type: number, w: number, y: number, n: number): void;

@@ -33,12 +33,20 @@ export function sharedWasmBackend(threads?: number): WasmBackend {
 }
 
 /**
+ * Where a model file's bytes should go for this backend: inside the wasm memory (so weights are
+ * computed on in place, never copied) or, for 'js', undefined (a plain buffer).
+ */
+export function modelAllocator(opts: { backend?: string; threads?: number } = {}): ((bytes: number) => Uint8Array) | undefined {
+  return resolveBackend(opts.backend) === 'wasm' ? sharedWasmBackend(opts.threads).heap.allocate : undefined;
+}
+
+/**
  * The matmul to use. With 'wasm', weight types the wasm kernels lack fall back to the reference
  * kernel, so every computable type still works.
  */
-export function selectMatmul(opts: { backend?: string; threads?: number } = {}): { name: BackendName; matmul: MatmulFn } {
+export function selectMatmul(opts: { backend?: string; threads?: number } = {}): { name: BackendName; matmul: MatmulFn; wasm?: WasmBackend } {
   const name = resolveBackend(opts.backend);
   if (name === 'js') return { name, matmul: jsMatmul };
   const be = sharedWasmBackend(opts.threads);
-  return { name, matmul: (out, w, x, nIn, nOut, nTokens) => be.supports(w.type) ? be.matmul(out, w, x, nIn, nOut, nTokens) : jsMatmul(out, w, x, nIn, nOut, nTokens) };
+  return { name, wasm: be, matmul: (out, w, x, nIn, nOut, nTokens) => be.supports(w.type) ? be.matmul(out, w, x, nIn, nOut, nTokens) : jsMatmul(out, w, x, nIn, nOut, nTokens) };
 }

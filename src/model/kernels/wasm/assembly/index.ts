@@ -1,8 +1,10 @@
 // Entry point of the tokenloop kernel module. Memory is imported (shared, so worker threads run the
 // same code on the same bytes); the host owns all allocation above heapBase().
-import { dequantRow, dotF32, dotRow, rowBytes } from './rows';
+import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
 import { sum32 } from './simd';
-export { rowBytes, dotRow, dequantRow } from './rows';
+import { dotRowQ, hasIntDot } from './q8';
+export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
+export { quantizeBlocks, dotRowQ, hasIntDot } from './q8';
 export { rmsnorm, softmax, swiglu, gelu, rope, attention } from './ops';
 
 /** First byte the host may use (end of this module's static data). */
@@ -15,13 +17,35 @@ const TILE: i32 = 32;
 
 /**
  * out (nTok × nOut) = x (nTok × nIn) · Wᵀ for rows [r0, r1) of W (type `type`, nOut rows of nIn).
- * One token: fused dequantize+dot per row. Several: each row is dequantized once per tile of
- * TILE tokens into `scratch` (nIn f32) and dotted with every token of the tile.
+ * F16, one token, xq ≠ 0: xq holds x·2^112 (scaleHalfX), see dotHalfScaled.
+ * Block-quantized types with xq ≠ 0: integer dots against the activations quantized by
+ * quantizeBlocks (xq: nTok·nIn i16, xd: nTok·nIn/32 pairs of f32), each weight row read once per tile of
+ * TILE tokens. Other types, one token: fused dequantize+dot per row. Several: each row is
+ * dequantized once per tile into `scratch` (nIn f32) and dotted with every token of the tile.
  * `xs`: Σx per 32-element block per token ((nTok, nIn/32) f32) for formats with a min term.
  */
-export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, nIn: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
   const rb = rowBytes(type, nIn);
   const xb = <usize>nIn << 2;
+  if (xq != 0 && hasIntDot(type)) {
+    const qb = <usize>nIn << 1, db = <usize>(nIn >> 5) << 2, dd = db << 1;
+    for (let t0 = 0; t0 < nTok; t0 += TILE) {
+      const t1 = min(nTok, t0 + TILE);
+      for (let r = r0; r < r1; r++) {
+        const row = w + <usize>r * rb;
+        for (let t = t0; t < t1; t++) {
+          const tu = <usize>t;
+          store<f32>(out + ((tu * <usize>nOut + <usize>r) << 2), dotRowQ(type, row, xq + tu * qb, xd + tu * dd, xs + tu * db, nIn));
+        }
+      }
+    }
+    return;
+  }
+  if (nTok == 1 && type == F16 && xq != 0) {
+    // xq: x·2^112 (scaleHalfX)
+    for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotHalfScaled(w + <usize>r * rb, xq, nIn));
+    return;
+  }
   if (nTok == 1) {
     for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotRow(type, w + <usize>r * rb, x, xs, nIn));
     return;

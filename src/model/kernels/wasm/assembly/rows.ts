@@ -1,7 +1,7 @@
 // Row kernels per GGML weight type: fused dequantize+dot (decode) and dequantize-to-f32 (prefill).
 // Block layouts and dequantization formulas are those of ggml (ggml-common.h block_* structs,
 // ggml-quants.c dequantize_row_*); see src/model/kernels/quant/dequantize.ts for the plain reference.
-import { bit5, dot16, half, half4, hsum, store16, sum32 } from './simd';
+import { TWO112, bit5, dot16, half, half4, hsum, store16, sum32 } from './simd';
 
 export const F32: i32 = 0;
 export const F16: i32 = 1;
@@ -56,24 +56,87 @@ export function dotF32(w: usize, x: usize, n: i32): f32 {
   return <f32>s;
 }
 
+/**
+ * Loop constants read from memory: binaryen would otherwise re-materialize a v128.const at every
+ * use inside the loop, which V8 turns into several instructions each time.
+ */
+const HALF_CONST = memory.data<u32>([0x8fffe000, 0x8fffe000, 0x8fffe000, 0x8fffe000, 0x77800000, 0x77800000, 0x77800000, 0x77800000], 16);
+
+/**
+ * Σ w[i]·x[i] for n f16 (bf = false) or bf16 weights. f16 → f32 without a table: the halves are
+ * loaded sign-extended to i32, shifted so exponent+mantissa land in f32 position, masked to
+ * sign | exponent | mantissa, and rescaled by 2^112 (exact for normals and subnormals).
+ * Four f32 accumulators (16 weights per step).
+ */
 function dotHalf(w: usize, x: usize, n: i32, bf: bool): f32 {
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   let i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const h = v128.load(w + (<usize>i << 1));
-    const xo = x + (<usize>i << 2);
-    const lo = i32x4.extend_low_i16x8_u(h), hi = i32x4.extend_high_i16x8_u(h);
-    const wl = bf ? i32x4.shl(lo, 16) : half4(lo);
-    const wh = bf ? i32x4.shl(hi, 16) : half4(hi);
-    a0 = f32x4.add(a0, f32x4.mul(wl, v128.load(xo)));
-    a1 = f32x4.add(a1, f32x4.mul(wh, v128.load(xo, 16)));
+  if (bf) {
+    for (; i + 16 <= n; i += 16) {
+      const p = w + (<usize>i << 1), xo = x + (<usize>i << 2);
+      a0 = f32x4.add(a0, f32x4.mul(i32x4.shl(v128.load16x4_u(p), 16), v128.load(xo)));
+      a1 = f32x4.add(a1, f32x4.mul(i32x4.shl(v128.load16x4_u(p + 8), 16), v128.load(xo, 16)));
+      a2 = f32x4.add(a2, f32x4.mul(i32x4.shl(v128.load16x4_u(p + 16), 16), v128.load(xo, 32)));
+      a3 = f32x4.add(a3, f32x4.mul(i32x4.shl(v128.load16x4_u(p + 24), 16), v128.load(xo, 48)));
+    }
+  } else {
+    const mask = v128.load(HALF_CONST), k = v128.load(HALF_CONST, 16);
+    for (; i + 16 <= n; i += 16) {
+      const p = w + (<usize>i << 1), xo = x + (<usize>i << 2);
+      a0 = f32x4.add(a0, f32x4.mul(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask), k), v128.load(xo)));
+      a1 = f32x4.add(a1, f32x4.mul(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 8), 13), mask), k), v128.load(xo, 16)));
+      a2 = f32x4.add(a2, f32x4.mul(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 16), 13), mask), k), v128.load(xo, 32)));
+      a3 = f32x4.add(a3, f32x4.mul(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 24), 13), mask), k), v128.load(xo, 48)));
+    }
   }
-  let s = hsum(f32x4.add(a0, a1));
+  let s = hsum(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
   for (; i < n; i++) {
     const h = <u32>load<u16>(w + (<usize>i << 1));
     s += (bf ? reinterpret<f32>(h << 16) : half(h)) * load<f32>(x + (<usize>i << 2));
   }
   return s;
+}
+
+/**
+ * Σ w[i]·x[i] for n f16 weights against x pre-multiplied by 2^112 (scaleHalfX): the masked bit
+ * pattern is then used without the rescaling multiply, products land in the normal range.
+ */
+export function dotHalfScaled(w: usize, x: usize, n: i32): f32 {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  const mask = v128.load(HALF_CONST);
+  let i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const p = w + (<usize>i << 1), xo = x + (<usize>i << 2);
+    a0 = f32x4.add(a0, f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask), v128.load(xo)));
+    a1 = f32x4.add(a1, f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 8), 13), mask), v128.load(xo, 16)));
+    a2 = f32x4.add(a2, f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 16), 13), mask), v128.load(xo, 32)));
+    a3 = f32x4.add(a3, f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 24), 13), mask), v128.load(xo, 48)));
+  }
+  let s = hsum(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
+  for (; i < n; i++) s += half(<u32>load<u16>(w + (<usize>i << 1))) * (load<f32>(x + (<usize>i << 2)) * (1 / TWO112));
+  return s;
+}
+
+/**
+ * y = x·2^112 for n values, for dotHalfScaled. Returns false (y unusable) when some |x| ≥ 2^15,
+ * where the scaled value could overflow.
+ */
+export function scaleHalfX(y: usize, x: usize, n: i32): bool {
+  const k = f32x4.splat(TWO112), lim = f32x4.splat(32768);
+  let bad = i32x4.splat(0);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v = v128.load(x + (<usize>i << 2));
+    bad = v128.or(bad, f32x4.ge(f32x4.abs(v), lim));
+    bad = v128.or(bad, f32x4.ne(v, v));
+    v128.store(y + (<usize>i << 2), f32x4.mul(v, k));
+  }
+  for (; i < n; i++) {
+    const v = load<f32>(x + (<usize>i << 2));
+    if (!(abs(v) < 32768)) return false;
+    store<f32>(y + (<usize>i << 2), v * TWO112);
+  }
+  return !v128.any_true(bad);
 }
 
 // @ts-ignore: decorator

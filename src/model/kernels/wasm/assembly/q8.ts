@@ -1,0 +1,254 @@
+// Integer dot products for the block-quantized weight types (the approach of llama.cpp's
+// ggml_vec_dot_q*_q8_0): the activation vector is quantized once per matmul to int8 in 32-element
+// blocks with one f32 scale each (Q8_0-style: d = amax/127, q = round(x/d)), stored pre-widened
+// to i16 so that every weight block is one run of i32x4.dot_i16x8_s; the weight and activation
+// scales are applied once per block. Weight block layouts: ggml-common.h (block_q4_0 … block_q6_k).
+import { half } from './simd';
+import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
+
+/**
+ * i16x8 loop constants read from memory (binaryen would re-materialize a v128.const at each use
+ * inside loops, costing V8 several instructions each): 0x0f, 1, 3, 32, 0x10, bit selectors.
+ */
+const QC = memory.data<u16>([
+  15, 15, 15, 15, 15, 15, 15, 15,
+  1, 1, 1, 1, 1, 1, 1, 1,
+  3, 3, 3, 3, 3, 3, 3, 3,
+  32, 32, 32, 32, 32, 32, 32, 32,
+  16, 16, 16, 16, 16, 16, 16, 16,
+  1, 2, 4, 8, 16, 32, 64, 128,
+], 16);
+
+/** Whether `type` has an integer dot product here (the matmul then wants quantized activations). */
+export function hasIntDot(type: i32): bool {
+  return type == Q8_0 || type == Q4_0 || type == Q4_1 || type == Q5_0 || type == Q5_1 || type == Q4_K || type == Q5_K || type == Q6_K;
+}
+
+/**
+ * Quantize nBlocks consecutive 32-element blocks of f32 at x: xq receives 32 i16 per block
+ * (values in [−127, 127]), xd two f32 per block: the scale d (x ≈ d·xq[b][i]) and d·Σxq[b]
+ * (for the constant offset of Q4_0/Q5_0 quants). Rounds half to even.
+ */
+export function quantizeBlocks(xq: usize, xd: usize, x: usize, nBlocks: i32): void {
+  for (let b = 0; b < nBlocks; b++) {
+    const p = x + (<usize>b << 7);
+    let m = f32x4.max(f32x4.abs(v128.load(p)), f32x4.abs(v128.load(p, 16)));
+    m = f32x4.max(m, f32x4.max(f32x4.abs(v128.load(p, 32)), f32x4.abs(v128.load(p, 48))));
+    m = f32x4.max(m, f32x4.max(f32x4.abs(v128.load(p, 64)), f32x4.abs(v128.load(p, 80))));
+    m = f32x4.max(m, f32x4.max(f32x4.abs(v128.load(p, 96)), f32x4.abs(v128.load(p, 112))));
+    const amax = max(max(f32x4.extract_lane(m, 0), f32x4.extract_lane(m, 1)), max(f32x4.extract_lane(m, 2), f32x4.extract_lane(m, 3)));
+    const d: f32 = amax / 127;
+    const id = f32x4.splat(d != 0 ? <f32>1 / d : 0);
+    const q = xq + (<usize>b << 6);
+    let sum = i32x4.splat(0);
+    for (let k = 0; k < 4; k++) {
+      const o = <usize>k << 5;
+      const a = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p + o), id)));
+      const c = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p + o, 16), id)));
+      sum = i32x4.add(sum, i32x4.add(a, c));
+      v128.store(q + (<usize>k << 4), i16x8.narrow_i32x4_s(a, c));
+    }
+    store<f32>(xd + (<usize>b << 3), d);
+    store<f32>(xd + (<usize>b << 3), d * <f32>isum(sum), 4);
+  }
+}
+
+/** Σ of the four i32 lanes. */
+// @ts-ignore: decorator
+@inline function isum(v: v128): i32 {
+  return (i32x4.extract_lane(v, 0) + i32x4.extract_lane(v, 1)) + (i32x4.extract_lane(v, 2) + i32x4.extract_lane(v, 3));
+}
+
+/** Dot of four i16x8 weight vectors with the 32 i16 activations at xp, as i32x4 partial sums. */
+// @ts-ignore: decorator
+@inline function dot32(a: v128, b: v128, c: v128, d: v128, xp: usize): v128 {
+  const s0 = i32x4.add(i32x4.dot_i16x8_s(a, v128.load(xp)), i32x4.dot_i16x8_s(b, v128.load(xp, 16)));
+  const s1 = i32x4.add(i32x4.dot_i16x8_s(c, v128.load(xp, 32)), i32x4.dot_i16x8_s(d, v128.load(xp, 48)));
+  return i32x4.add(s0, s1);
+}
+
+/** 8 lanes of 0x10 where bits 0..7 of `bits` are set (the fifth bit of Q5 quants, i16 lanes). */
+// @ts-ignore: decorator
+@inline function bit5x8(bits: u32, sel: v128, b5: v128): v128 {
+  return v128.and(i16x8.eq(v128.and(i16x8.splat(<i16>bits), sel), sel), b5);
+}
+
+/**
+ * Σ w[i]·x[i] for one weight row of n values (n a multiple of the block size) against quantized
+ * activations (xq, xd from quantizeBlocks); `xs` = exact Σx per 32-block (types with a min term).
+ */
+export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n: i32): f32 {
+  const nb = n >> 5;
+  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0);
+  let mins: f32 = 0;
+  if (type == Q8_0) {
+    let b = 0;
+    for (; b + 2 <= nb; b += 2) {
+      const p = w + <usize>b * 34, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+      const s0 = dot32(v128.load8x8_s(p + 2), v128.load8x8_s(p + 10), v128.load8x8_s(p + 18), v128.load8x8_s(p + 26), xp);
+      const s1 = dot32(v128.load8x8_s(p + 36), v128.load8x8_s(p + 44), v128.load8x8_s(p + 52), v128.load8x8_s(p + 60), xp + 64);
+      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(half(load<u16>(p)) * load<f32>(dp))));
+      acc1 = f32x4.add(acc1, f32x4.mul(f32x4.convert_i32x4_s(s1), f32x4.splat(half(load<u16>(p, 34)) * load<f32>(dp, 8))));
+    }
+    if (b < nb) {
+      const p = w + <usize>b * 34, xp = xq + (<usize>b << 6);
+      const s0 = dot32(v128.load8x8_s(p + 2), v128.load8x8_s(p + 10), v128.load8x8_s(p + 18), v128.load8x8_s(p + 26), xp);
+      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(half(load<u16>(p)) * load<f32>(xd + (<usize>b << 3)))));
+    }
+  } else if (type == Q4_0) {
+    // byte j holds element j (low nibble) and element j+16 (high nibble); the −8 offset goes
+    // through the block sums: d_w·d_x·Σ(q−8)·x_q = d_w·(d_x·Σq·x_q − 8·d_x·Σx_q). Kept separate
+    // from Q4_1: V8 compiles the loop with constant block sizes markedly faster.
+    const m4 = v128.load(QC);
+    let b = 0;
+    for (; b + 2 <= nb; b += 2) {
+      const p = w + <usize>b * 18, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+      const a0 = v128.load8x8_u(p + 2), a1 = v128.load8x8_u(p + 10);
+      const c0 = v128.load8x8_u(p + 20), c1 = v128.load8x8_u(p + 28);
+      const s0 = dot32(v128.and(a0, m4), v128.and(a1, m4), i16x8.shr_u(a0, 4), i16x8.shr_u(a1, 4), xp);
+      const s1 = dot32(v128.and(c0, m4), v128.and(c1, m4), i16x8.shr_u(c0, 4), i16x8.shr_u(c1, 4), xp + 64);
+      const d0 = half(load<u16>(p)), d1 = half(load<u16>(p, 18));
+      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(d0 * load<f32>(dp))));
+      acc1 = f32x4.add(acc1, f32x4.mul(f32x4.convert_i32x4_s(s1), f32x4.splat(d1 * load<f32>(dp, 8))));
+      mins += d0 * load<f32>(dp, 4) + d1 * load<f32>(dp, 12);
+    }
+    if (b < nb) {
+      const p = w + <usize>b * 18, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+      const a0 = v128.load8x8_u(p + 2), a1 = v128.load8x8_u(p + 10);
+      const s0 = dot32(v128.and(a0, m4), v128.and(a1, m4), i16x8.shr_u(a0, 4), i16x8.shr_u(a1, 4), xp);
+      const d0 = half(load<u16>(p));
+      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(d0 * load<f32>(dp))));
+      mins += d0 * load<f32>(dp, 4);
+    }
+    mins *= 8;
+  } else if (type == Q4_1) {
+    // same nibble layout as Q4_0 plus a min term m·Σx (exact block sums xs)
+    const one = true;
+    const bs: usize = one ? 20 : 18, qo: usize = one ? 4 : 2;
+    const m4 = v128.load(QC);
+    let b = 0;
+    for (; b + 2 <= nb; b += 2) {
+      const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+      const a0 = v128.load8x8_u(p + qo), a1 = v128.load8x8_u(p + qo + 8);
+      const c0 = v128.load8x8_u(p + bs + qo), c1 = v128.load8x8_u(p + bs + qo + 8);
+      const s0 = dot32(v128.and(a0, m4), v128.and(a1, m4), i16x8.shr_u(a0, 4), i16x8.shr_u(a1, 4), xp);
+      const s1 = dot32(v128.and(c0, m4), v128.and(c1, m4), i16x8.shr_u(c0, 4), i16x8.shr_u(c1, 4), xp + 64);
+      const d0 = half(load<u16>(p)), d1 = half(load<u16>(p + bs));
+      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(d0 * load<f32>(dp))));
+      acc1 = f32x4.add(acc1, f32x4.mul(f32x4.convert_i32x4_s(s1), f32x4.splat(d1 * load<f32>(dp, 8))));
+      if (one) mins -= half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2)) + half(load<u16>(p + bs, 2)) * load<f32>(xs + (<usize>b << 2), 4);
+      else mins += 8 * (d0 * load<f32>(dp, 4) + d1 * load<f32>(dp, 12));
+    }
+    if (b < nb) {
+      const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+      const a0 = v128.load8x8_u(p + qo), a1 = v128.load8x8_u(p + qo + 8);
+      const s0 = dot32(v128.and(a0, m4), v128.and(a1, m4), i16x8.shr_u(a0, 4), i16x8.shr_u(a1, 4), xp);
+      const d0 = half(load<u16>(p));
+      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(d0 * load<f32>(dp))));
+      if (one) mins -= half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2));
+      else mins += 8 * d0 * load<f32>(dp, 4);
+    }
+  } else if (type == Q5_0 || type == Q5_1) {
+    // like Q4_0/Q4_1 plus a fifth bit per element from qh; Q5_0's −16 offset through the block sums
+    const one = type == Q5_1;
+    const bs: usize = one ? 24 : 22, qo: usize = one ? 8 : 6, ho: usize = one ? 4 : 2;
+    const m4 = v128.load(QC), b5 = v128.load(QC, 64), sel = v128.load(QC, 80);
+    for (let b = 0; b < nb; b++) {
+      const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+      const qh = load<u32>(p + ho);
+      const a0 = v128.load8x8_u(p + qo), a1 = v128.load8x8_u(p + qo + 8);
+      const s = dot32(
+        v128.or(v128.and(a0, m4), bit5x8(qh, sel, b5)),
+        v128.or(v128.and(a1, m4), bit5x8(qh >> 8, sel, b5)),
+        v128.or(i16x8.shr_u(a0, 4), bit5x8(qh >> 16, sel, b5)),
+        v128.or(i16x8.shr_u(a1, 4), bit5x8(qh >> 24, sel, b5)), xp);
+      const d = half(load<u16>(p));
+      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.splat(d * load<f32>(dp))));
+      if (one) mins -= half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2));
+      else mins += 16 * d * load<f32>(dp, 4);
+    }
+  } else if (type == Q4_K || type == Q5_K) {
+    // 256-element super-blocks: 8 sub-blocks of 32 with 6-bit scales/mins (ggml get_scale_min_k4);
+    // quant byte 32j+i holds sub-block 2j element i (low nibble) and 2j+1 element i (high nibble)
+    const five = type == Q5_K;
+    const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
+    const m4 = v128.load(QC), one16 = v128.load(QC, 16);
+    for (let sb = 0; sb < (n >> 8); sb++) {
+      const p = w + <usize>sb * bs, sc = p + 4;
+      const d = half(load<u16>(p)), dmin = half(load<u16>(p, 2));
+      const xb = sb << 3;
+      for (let j = 0; j < 4; j++) {
+        const q = p + qo + (<usize>j << 5);
+        const a0 = v128.load8x8_u(q), a1 = v128.load8x8_u(q + 8), a2 = v128.load8x8_u(q + 16), a3 = v128.load8x8_u(q + 24);
+        let l0 = v128.and(a0, m4), l1 = v128.and(a1, m4), l2 = v128.and(a2, m4), l3 = v128.and(a3, m4);
+        let u0 = i16x8.shr_u(a0, 4), u1 = i16x8.shr_u(a1, 4), u2 = i16x8.shr_u(a2, 4), u3 = i16x8.shr_u(a3, 4);
+        if (five) {
+          const h = p + 16;
+          const h0 = v128.load8x8_u(h), h1 = v128.load8x8_u(h + 8), h2 = v128.load8x8_u(h + 16), h3 = v128.load8x8_u(h + 24);
+          const sl = 2 * j, su = 2 * j + 1;
+          l0 = v128.or(l0, i16x8.shl(v128.and(i16x8.shr_u(h0, sl), one16), 4));
+          l1 = v128.or(l1, i16x8.shl(v128.and(i16x8.shr_u(h1, sl), one16), 4));
+          l2 = v128.or(l2, i16x8.shl(v128.and(i16x8.shr_u(h2, sl), one16), 4));
+          l3 = v128.or(l3, i16x8.shl(v128.and(i16x8.shr_u(h3, sl), one16), 4));
+          u0 = v128.or(u0, i16x8.shl(v128.and(i16x8.shr_u(h0, su), one16), 4));
+          u1 = v128.or(u1, i16x8.shl(v128.and(i16x8.shr_u(h1, su), one16), 4));
+          u2 = v128.or(u2, i16x8.shl(v128.and(i16x8.shr_u(h2, su), one16), 4));
+          u3 = v128.or(u3, i16x8.shl(v128.and(i16x8.shr_u(h3, su), one16), 4));
+        }
+        const bl = xb + 2 * j, bu = bl + 1;
+        const sl = isum(dot32(l0, l1, l2, l3, xq + (<usize>bl << 6)));
+        const su = isum(dot32(u0, u1, u2, u3, xq + (<usize>bu << 6)));
+        const scl = scaleK(sc, 2 * j), scu = scaleK(sc, 2 * j + 1);
+        mins += dmin * (<f32>minK(sc, 2 * j) * load<f32>(xs + (<usize>bl << 2)) + <f32>minK(sc, 2 * j + 1) * load<f32>(xs + (<usize>bu << 2)));
+        acc0 = f32x4.add(acc0, f32x4.splat(d * (<f32>(sl * scl) * load<f32>(xd + (<usize>bl << 3)) + <f32>(su * scu) * load<f32>(xd + (<usize>bu << 3)))));
+      }
+    }
+    // acc0 holds the total in every lane
+    return f32x4.extract_lane(acc0, 0) - mins;
+  } else if (type == Q6_K) {
+    // 256-element super-blocks in two halves of 128: element l (0..31) of quarter k takes its low
+    // 4 bits from ql (byte l or l+32, low/high nibble) and 2 high bits from qh byte l; 16 scales of 16
+    const m4 = v128.load(QC), m3 = v128.load(QC, 32), e32 = v128.load(QC, 48);
+    for (let sb = 0; sb < (n >> 8); sb++) {
+      const p = w + <usize>sb * 210;
+      const d = half(load<u16>(p, 208));
+      let tot: f32 = 0;
+      for (let h = 0; h < 2; h++) {
+        const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
+        const A0 = v128.load8x8_u(ql), A1 = v128.load8x8_u(ql + 8), A2 = v128.load8x8_u(ql + 16), A3 = v128.load8x8_u(ql + 24);
+        const B0 = v128.load8x8_u(ql + 32), B1 = v128.load8x8_u(ql + 40), B2 = v128.load8x8_u(ql + 48), B3 = v128.load8x8_u(ql + 56);
+        const H0 = v128.load8x8_u(qh), H1 = v128.load8x8_u(qh + 8), H2 = v128.load8x8_u(qh + 16), H3 = v128.load8x8_u(qh + 24);
+        const xb = (sb << 3) + (h << 2);
+        for (let k = 0; k < 4; k++) {
+          // quarter k: low bits from A (k even) or B (k odd), low nibble for k < 2, high for k ≥ 2
+          const hs = 2 * k;
+          const lowA = k & 1 ? B0 : A0, lowB = k & 1 ? B1 : A1, lowC = k & 1 ? B2 : A2, lowD = k & 1 ? B3 : A3;
+          const q0 = i16x8.sub(v128.or(k < 2 ? v128.and(lowA, m4) : i16x8.shr_u(lowA, 4), i16x8.shl(v128.and(i16x8.shr_u(H0, hs), m3), 4)), e32);
+          const q1 = i16x8.sub(v128.or(k < 2 ? v128.and(lowB, m4) : i16x8.shr_u(lowB, 4), i16x8.shl(v128.and(i16x8.shr_u(H1, hs), m3), 4)), e32);
+          const q2 = i16x8.sub(v128.or(k < 2 ? v128.and(lowC, m4) : i16x8.shr_u(lowC, 4), i16x8.shl(v128.and(i16x8.shr_u(H2, hs), m3), 4)), e32);
+          const q3 = i16x8.sub(v128.or(k < 2 ? v128.and(lowD, m4) : i16x8.shr_u(lowD, 4), i16x8.shl(v128.and(i16x8.shr_u(H3, hs), m3), 4)), e32);
+          const xp = xq + (<usize>(xb + k) << 6);
+          const sa = isum(i32x4.add(i32x4.dot_i16x8_s(q0, v128.load(xp)), i32x4.dot_i16x8_s(q1, v128.load(xp, 16))));
+          const sbv = isum(i32x4.add(i32x4.dot_i16x8_s(q2, v128.load(xp, 32)), i32x4.dot_i16x8_s(q3, v128.load(xp, 48))));
+          const isc = sa * <i32>load<i8>(sc + 2 * k) + sbv * <i32>load<i8>(sc + 2 * k + 1);
+          tot += <f32>isc * load<f32>(xd + (<usize>(xb + k) << 3));
+        }
+      }
+      acc0 = f32x4.add(acc0, f32x4.splat(d * tot));
+    }
+    return f32x4.extract_lane(acc0, 0);
+  } else {
+    unreachable();
+  }
+  const a = f32x4.add(acc0, acc1);
+  return ((f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1)) + (f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3))) - mins;
+}
+
+// @ts-ignore: decorator
+@inline function scaleK(q: usize, j: i32): i32 {
+  return j < 4 ? <i32>load<u8>(q + j) & 63 : (<i32>load<u8>(q + j + 4) & 0xf) | ((<i32>load<u8>(q + j - 4) >> 6) << 4);
+}
+// @ts-ignore: decorator
+@inline function minK(q: usize, j: i32): i32 {
+  return j < 4 ? <i32>load<u8>(q + j + 4) & 63 : (<i32>load<u8>(q + j + 4) >> 4) | ((<i32>load<u8>(q + j) >> 6) << 4);
+}
