@@ -12,6 +12,11 @@ export type NormKind = 'rms' | 'layer';
 export interface NormWeights {
   w: Float32Array | null;
   b: Float32Array | null;
+  /**
+   * Per-head scales (StableLM-2-12B Q/K norms, tensor {head_dim, n_head}): when set, normed row r
+   * (token t, head h, r = t·nHeads + h) uses heads[r % heads.length] instead of w.
+   */
+  heads?: Float32Array[];
 }
 
 /** One transformer block. Exactly one of (wq, wk, wv) or wqkv is set. */

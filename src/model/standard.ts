@@ -4,14 +4,15 @@
  * file only states how it differs: which pieces exist, are optional or required, and how the
  * block is wired.
  */
-import { ModelFormatError } from '../errors.js';
+import { ContextOverflowError, InvalidOptionError, ModelFormatError, UnsupportedError } from '../errors.js';
 import type { ModelFile } from '../format/model-file.js';
 import { plainRope } from './kernels/rope.js';
+import { toF32 } from './kernels/row.js';
 import type { Weight } from './kernels/weight.js';
 import { MetaReader } from './meta.js';
 import type { ModelConfig } from './model.js';
 import { readRope } from './rope-config.js';
-import type { LayerSpec, NormKind, TransformerSpec } from './spec.js';
+import type { LayerSpec, NormKind, NormWeights, TransformerSpec } from './spec.js';
 import { TensorSource } from './tensors.js';
 
 export type Presence = 'required' | 'optional' | 'none';
@@ -28,6 +29,8 @@ export interface FamilyOptions {
   qkNorm?: 'none' | 'head' | 'full';
   qkNormPresence?: Presence;
   qkNormKind?: NormKind;
+  /** 'head' Q/K norms with one scale vector per head ({head_dim, n_head}; no bias), StableLM-2-12B. */
+  qkNormPerHead?: boolean;
   postAttnNorm?: boolean;
   postFfnNorm?: boolean;
   ffnNorm?: Presence;
@@ -55,6 +58,12 @@ export interface FamilyOptions {
 export interface SpecOptions {
   /** Use exact tanh-GELU instead of ggml's F16 table (default: emulate ggml, as llama.cpp computes). */
   exactGelu?: boolean;
+  /**
+   * Context length the model will run with (default: the file's context_length, as llama.cpp with
+   * n_ctx = 0). Caches larger than this are refused; it also picks LongRoPE's long or short
+   * frequency factors (long when it exceeds rope.scaling.original_context_length).
+   */
+  contextLength?: number;
 }
 
 /** Read hyperparameters and tensors of `arch` into a TransformerSpec. */
@@ -69,7 +78,7 @@ export function buildStandardSpec(file: ModelFile, arch: string, o: FamilyOption
   const nFF = meta.int('feed_forward_length');
   const nCtx = meta.int('context_length');
   const bad = (what: string) => new ModelFormatError(`${arch}: inconsistent metadata: ${what}`);
-  if (nEmbd === 0 || nLayer === 0 || nHead === 0 || nHeadKv === 0 || nFF === 0 || nCtx === 0) bad('a size is zero');
+  if (nEmbd === 0 || nLayer === 0 || nHead === 0 || nHeadKv === 0 || nFF === 0 || nCtx === 0) throw bad('a size is zero');
   if (nHead % nHeadKv !== 0) throw bad(`head_count ${nHead} is not a multiple of head_count_kv ${nHeadKv}`);
   if (meta.num('attention.key_length') === undefined && nEmbd % nHead !== 0) throw bad(`embedding_length ${nEmbd} is not a multiple of head_count ${nHead}`);
   const headDim = meta.int('attention.key_length', nEmbd / nHead);
@@ -87,7 +96,10 @@ export function buildStandardSpec(file: ModelFile, arch: string, o: FamilyOption
 
   const qDim = nHead * headDim;
   const kvDim = nHeadKv * headDim;
-  const config: ModelConfig = { architecture: arch, nVocab, nCtx, nEmbd, nLayer, nHead, nHeadKv, headDim, nFF };
+  const nCtxUsed = so.contextLength ?? nCtx;
+  if (!Number.isInteger(nCtxUsed) || nCtxUsed <= 0) throw new InvalidOptionError(`contextLength must be a positive integer, got ${nCtxUsed}`);
+  if (nCtxUsed > nCtx) throw new ContextOverflowError(`contextLength ${nCtxUsed} exceeds the model's context length ${nCtx}`);
+  const config: ModelConfig = { architecture: arch, nVocab, nCtx: nCtxUsed, nEmbd, nLayer, nHead, nHeadKv, headDim, nFF };
 
   const ropeKind = o.rope ?? 'norm';
   let rope = null;
@@ -95,7 +107,7 @@ export function buildStandardSpec(file: ModelFile, arch: string, o: FamilyOption
     const nRot = meta.int('rope.dimension_count', headDim);
     if (nRot > headDim) throw bad(`rope.dimension_count ${nRot} exceeds the head size ${headDim}`);
     if (o.ropeFullHead && nRot !== headDim) throw bad(`rope.dimension_count ${nRot} must equal the head size ${headDim}`);
-    rope = readRope(meta, src, nRot, nCtx);
+    rope = readRope(meta, src, nRot, nCtx, nCtxUsed);
   }
 
   const qkNorm = o.qkNorm ?? 'none';
@@ -127,8 +139,13 @@ export function buildStandardSpec(file: ModelFile, arch: string, o: FamilyOption
     if (qkNorm !== 'none') {
       const r = (o.qkNormPresence ?? 'required') === 'required';
       const lb = (o.qkNormKind ?? normKind) === 'layer';
-      qNorm = src.norm(p + 'attn_q_norm', qkNorm === 'head' ? headDim : qDim, r, lb);
-      kNorm = src.norm(p + 'attn_k_norm', qkNorm === 'head' ? headDim : kvDim, r, lb);
+      if (o.qkNormPerHead) {
+        qNorm = perHeadNorm(src, p + 'attn_q_norm', headDim, nHead, r);
+        kNorm = perHeadNorm(src, p + 'attn_k_norm', headDim, nHeadKv, r);
+      } else {
+        qNorm = src.norm(p + 'attn_q_norm', qkNorm === 'head' ? headDim : qDim, r, lb);
+        kNorm = src.norm(p + 'attn_k_norm', qkNorm === 'head' ? headDim : kvDim, r, lb);
+      }
       if (!qNorm !== !kNorm) throw new ModelFormatError(`${arch}: layer ${il} has only one of attn_q_norm / attn_k_norm`);
     }
     const wo = src.need(p + 'attn_output.weight', [qDim, nEmbd], shapeWhy);
@@ -184,4 +201,18 @@ export function buildStandardSpec(file: ModelFile, arch: string, o: FamilyOption
     geluF16: !so.exactGelu,
   };
   return { spec, bytes: src.bytes };
+}
+
+/**
+ * Q/K norm scales of shape {headDim, nHeads}: one vector per head (llama.cpp build_norm
+ * broadcasting over the (head_dim, n_head, n_tokens) view). No bias, as llama.cpp passes none.
+ */
+function perHeadNorm(src: TensorSource, prefix: string, headDim: number, nHeads: number, required: boolean): NormWeights | null {
+  const w = required ? src.need(`${prefix}.weight`, [headDim, nHeads], 'head_dim × heads') : src.opt(`${prefix}.weight`, [headDim, nHeads], 'head_dim × heads');
+  if (!w) return null;
+  if (src.has(`${prefix}.bias`)) throw new UnsupportedError(`${src.arch}: per-head norm bias ${prefix}.bias is not supported`);
+  const all = toF32(w);
+  const heads: Float32Array[] = [];
+  for (let h = 0; h < nHeads; h++) heads.push(all.subarray(h * headDim, (h + 1) * headDim));
+  return { w: all, b: null, heads };
 }

@@ -208,8 +208,9 @@ export class TransformerModel implements Model {
   /** Normalise `rows` rows of n values from src into dst (may alias). */
   private normRows(dst: Float32Array, src: Float32Array, nw: NormWeights, n: number, rows: number, kind: NormKind = this.spec.normKind): void {
     const eps = this.spec.normEps;
-    if (kind === 'rms') for (let r = 0; r < rows; r++) rmsnorm(dst, r * n, src, r * n, nw.w, n, eps);
-    else for (let r = 0; r < rows; r++) layernorm(dst, r * n, src, r * n, nw.w, nw.b, n, eps);
+    const hs = nw.heads; // per-head scales (row r = token·nHeads + head)
+    if (kind === 'rms') for (let r = 0; r < rows; r++) rmsnorm(dst, r * n, src, r * n, hs ? hs[r % hs.length]! : nw.w, n, eps);
+    else for (let r = 0; r < rows; r++) layernorm(dst, r * n, src, r * n, hs ? hs[r % hs.length]! : nw.w, nw.b, n, eps);
   }
 
   private scratchFor(nT: number): Scratch {

@@ -71,6 +71,8 @@ export interface RefConfig {
   /** Multiplier on cos and sin (YaRN mscale). */
   mscale?: number;
   attnNorm: boolean; qkNorm: 'none' | 'head' | 'full'; postNorms: boolean;
+  /** Q/K norm kind (default RMSNorm); 'head' norm weights longer than headDim hold one vector per head. */
+  qkNormKind?: 'rms' | 'layer';
   ffnNorm: boolean; parallel: boolean; ffn: 'gated' | 'plain'; act: 'silu' | 'gelu';
   output: string; posEmbd: boolean;
 }
@@ -130,7 +132,9 @@ export function referenceForward(c: RefConfig, w: Map<string, Float64Array>, tok
       const v = lin(g(P + 'attn_v.weight')!, h, c.nKv * hd, g(P + 'attn_v.bias'));
       if (c.qkNorm === 'full') { q = rmsN(q, g(P + 'attn_q_norm.weight'), c.eps); k = rmsN(k, g(P + 'attn_k_norm.weight'), c.eps); }
       if (c.qkNorm === 'head') {
-        const per = (u: number[], wn: Float64Array) => u.flatMap((_, i) => (i % hd === 0 ? rmsN(u.slice(i, i + hd), wn, c.eps) : []));
+        const qkN = (u: number[], wn: Float64Array) => (c.qkNormKind === 'layer' ? layerN(u, wn, undefined, c.eps) : rmsN(u, wn, c.eps));
+        const wHead = (wn: Float64Array, i: number) => (wn.length > hd ? wn.subarray(i, i + hd) : wn);
+        const per = (u: number[], wn: Float64Array) => u.flatMap((_, i) => (i % hd === 0 ? qkN(u.slice(i, i + hd), wHead(wn, i)) : []));
         q = per(q, g(P + 'attn_q_norm.weight')!); k = per(k, g(P + 'attn_k_norm.weight')!);
       }
       qs.push(rot(q, p)); ks.push(rot(k, p)); vs.push(v);

@@ -2,8 +2,9 @@
  * Rotary position embedding (Su et al. 2021, RoFormer) with the variants GGUF models use:
  * NORM rotates adjacent pairs (2i, 2i+1), NEOX rotates (i, i + nRot/2); only the first nRot
  * elements of a head rotate (partial rotary). Frequencies: θ_i = pos · base^(−2i/nRot) / f_i with
- * optional per-pair divisors f_i (`rope_freqs`), linear position interpolation (Chen et al. 2023)
- * and YaRN (Peng et al. 2023) blended exactly as ggml's rope_yarn does.
+ * optional per-pair divisors f_i (`rope_freqs`, or LongRoPE's long/short factors), linear position
+ * interpolation (Chen et al. 2023) and YaRN (Peng et al. 2023) blended exactly as ggml's rope_yarn
+ * does.
  */
 
 /** Frequency parameters of one model. */
@@ -21,6 +22,8 @@ export interface RopeParams {
   attnFactor: number;
   /** YaRN correction range [low, high] in pair indices (ggml_rope_yarn_corr_dims). */
   corrDims: [number, number];
+  /** Which tensor freqFactors came from (LongRoPE: 'long' or 'short', chosen at load time). */
+  factorSet?: 'rope_freqs' | 'long' | 'short';
 }
 
 /** ggml_rope_yarn_corr_dims: the pair range between the fast and slow YaRN boundaries. */
