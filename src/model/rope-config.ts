@@ -43,6 +43,9 @@ export function readRope(meta: MetaReader, src: TensorSource, nRot: number, nCtx
   if (logMul !== undefined && logMul !== 0) {
     throw new UnsupportedError(`${arch}: ${arch}.rope.scaling.yarn_log_multiplier = ${logMul} is not supported`);
   }
+  if (meta.raw('rope.dimension_sections') !== undefined) {
+    throw new UnsupportedError(`${arch}: multimodal RoPE sections (${arch}.rope.dimension_sections) are not supported`);
+  }
   const nCtxOrig = meta.int('rope.scaling.original_context_length', nCtxTrain);
   const why = 'one divisor per rotated pair';
   const freqs = src.vec('rope_freqs.weight', nRot / 2, false, why);

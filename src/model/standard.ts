@@ -77,6 +77,8 @@ export function buildStandardSpec(file: ModelFile, arch: string, o: FamilyOption
   const nHeadKv = meta.int('attention.head_count_kv', nHead);
   const nFF = meta.int('feed_forward_length');
   const nCtx = meta.int('context_length');
+  const nExpert = meta.num('expert_count') ?? 0;
+  if (nExpert > 0) throw new UnsupportedError(`${arch}: mixture-of-experts (${arch}.expert_count = ${nExpert}) is not supported`);
   const bad = (what: string) => new ModelFormatError(`${arch}: inconsistent metadata: ${what}`);
   if (nEmbd === 0 || nLayer === 0 || nHead === 0 || nHeadKv === 0 || nFF === 0 || nCtx === 0) throw bad('a size is zero');
   if (nHead % nHeadKv !== 0) throw bad(`head_count ${nHead} is not a multiple of head_count_kv ${nHeadKv}`);
@@ -184,6 +186,12 @@ export function buildStandardSpec(file: ModelFile, arch: string, o: FamilyOption
   else if (outMode === 'required') output = src.need('output.weight', [nEmbd, nVocab], 'embedding_length × vocab');
   else output = src.opt('output.weight', [nEmbd, nVocab], 'embedding_length × vocab') ?? tokenEmbd;
   const posEmbd = o.posEmbd ? src.need('position_embd.weight', [nEmbd, nCtx], 'embedding_length × context_length') : null;
+  // A tensor the family did not read is a feature tokenloop would silently skip (MoE experts,
+  // extra norms, …): refuse it, as llama.cpp refuses a file with unexpected tensors.
+  const unused = src.untaken();
+  if (unused.length > 0) {
+    throw new UnsupportedError(`${arch}: tensor ${unused[0]} is not supported by the ${arch} implementation${unused.length > 1 ? ` (${unused.length} unused tensors)` : ''}`);
+  }
 
   const spec: TransformerSpec = {
     config, normKind, normEps, tokenEmbd, posEmbd,

@@ -16,6 +16,9 @@ export class TensorSource {
 
   has(name: string): boolean { return this.file.tensors.has(name); }
 
+  /** The file's tensors that no need/opt/vec/norm call has taken, in file order. */
+  untaken(): string[] { return [...this.file.tensors.keys()].filter((n) => !this.taken.has(n)); }
+
   /** A required tensor of exactly `dims` (innermost first). */
   need(name: string, dims: number[], why = ''): Weight {
     const w = this.opt(name, dims, why);
