@@ -111,7 +111,10 @@ export const PHI3_LONGROPE = {
 /** StableLM-2-12B-style: LayerNorm, per-head Q/K LayerNorms, partial NEOX rotary, parallel residual. */
 export const STABLELM_12B: Shape = { arch: 'stablelm', ...BASE, nRot: 4, norm: 'layer', qkNorm: 'head-per', ffnNorm: false };
 
-/** One synthetic model per family shape, for checks that need only files (e.g. backend parity). */
+/**
+ * One synthetic model per family shape, for checks that need only files (e.g. backend parity).
+ * Their `ref` configs leave out rope scaling (llama-yarn, phi3-longrope need `angle`/`mscale`).
+ */
 export function synthFamilies(): { name: string; built: Built }[] {
   const neox = { rope: 'neox' as const, act: 'silu' as const, parallel: false };
   const phi = PHI3_LONGROPE.shape();
