@@ -20,18 +20,16 @@ import type { Command } from 'commander';
 import { Conversation, type TurnOptions } from '../chat/conversation.js';
 import { TokenloopError } from '../errors.js';
 import type { DoneEvent } from '../generate/events.js';
-import { loadLanguageModel, type LanguageModel } from '../generate/language-model.js';
+import type { LanguageModel } from '../generate/language-model.js';
 import { loadChatTemplateFile, TemplateError } from '../tokenizer/chat-template.js';
 import { CLI_DEFAULTS } from './generate.js';
 import { parseInteger, parseNumber } from './parse-args.js';
-import { resolveModelPath } from './resolve-model.js';
+import { loadFromFlags, withModelFlags, type ModelFlags } from './model-flags.js';
 
 /** Default cap on the context (and so the KV cache allocation) when -c is not given. */
 export const CHAT_DEFAULT_CTX = 4096;
 
-interface ChatFlags {
-  model?: string;
-  tokenizer?: string;
+interface ChatFlags extends ModelFlags {
   system?: string;
   template?: string;
   maxTokens?: number;
@@ -46,11 +44,9 @@ interface ChatFlags {
 
 /** Register the `chat` command. */
 export function register(program: Command): void {
-  program
+  withModelFlags(program
     .command('chat')
-    .description('chat with a model using its chat template (reads user lines from stdin)')
-    .option('-m, --model <path>', 'GGUF model with a chat template (default: $TOKENLOOP_MODEL, then the default model)')
-    .option('--tokenizer <file>', 'tokenizer file (default: the model\'s own)')
+    .description('chat with a model using its chat template (reads user lines from stdin)'))
     .option('--system <text>', 'system message')
     .option('--template <file>', 'chat template file (.jinja, or a HF tokenizer_config.json) instead of the model\'s')
     .option('-n, --max-tokens <n>', 'maximum tokens per answer (default: until end of turn or a full context)', parseInteger)
@@ -62,7 +58,7 @@ export function register(program: Command): void {
     .option('-c, --ctx-size <n>', `context positions (default: the model's context length, at most ${CHAT_DEFAULT_CTX})`, parseInteger)
     .option('--verbose', 'print per-turn statistics (prefilled tokens, speed) to stderr')
     .action(async (flags: ChatFlags) => {
-      const lm = loadLanguageModel({ model: resolveModelPath(flags.model), ...(flags.tokenizer !== undefined && { tokenizer: flags.tokenizer }) });
+      const lm = loadFromFlags(flags, flags.ctxSize);
       const conversation = new Conversation(lm, {
         template: flags.template !== undefined ? loadChatTemplateFile(flags.template) : modelTemplateOrError(lm),
         ...(flags.system !== undefined && { system: flags.system }),

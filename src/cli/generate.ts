@@ -21,9 +21,8 @@ import type { ControlName, SamplingOptions } from '../decode/options.js';
 import type { EarlyStopping } from '../decode/beam.js';
 import type { DoneEvent, SequenceResult, TokenLogprobs } from '../generate/events.js';
 import { generate, type GenerateOptions } from '../generate/generate.js';
-import { loadLanguageModel } from '../generate/language-model.js';
 import { collect, parseInteger, parseNumber } from './parse-args.js';
-import { resolveModelPath } from './resolve-model.js';
+import { loadFromFlags, withModelFlags, type ModelFlags } from './model-flags.js';
 
 /** `ID=BIAS` for --logit-bias (BIAS may be -inf to ban the token). */
 export function parseLogitBias(v: string): [number, number] {
@@ -59,9 +58,7 @@ function parseOrder(v: string): ControlName[] {
 /** The CLI's sampling defaults (llama.cpp's); the library's own defaults are neutral. */
 export const CLI_DEFAULTS = { maxTokens: 256, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05 } as const;
 
-interface GenerateFlags {
-  model?: string;
-  tokenizer?: string;
+interface GenerateFlags extends ModelFlags {
   maxTokens: number;
   temperature: number;
   topK: number;
@@ -96,12 +93,10 @@ interface GenerateFlags {
 }
 
 export function register(program: Command): void {
-  program
+  withModelFlags(program
     .command('generate')
     .description('continue a prompt, streaming the generated text')
-    .argument('<prompt>', 'the prompt text (use -- before a prompt that starts with "-"; may be empty)')
-    .option('-m, --model <path>', 'GGUF file or llama2.c checkpoint (default: $TOKENLOOP_MODEL, then ../shared/models/stories260K/stories260K.bin)')
-    .option('--tokenizer <file>', 'tokenizer file (default: the model\'s own; tok512.bin beside a llama2.c checkpoint)')
+    .argument('<prompt>', 'the prompt text (use -- before a prompt that starts with "-"; may be empty)'))
     .option('-n, --max-tokens <n>', 'maximum new tokens', parseInteger, CLI_DEFAULTS.maxTokens)
     .option('--temperature <t>', 'sampling temperature; 0 = greedy', parseNumber, CLI_DEFAULTS.temperature)
     .option('--top-k <k>', 'keep the k most likely tokens; 0 = off', parseInteger, CLI_DEFAULTS.topK)
@@ -130,7 +125,7 @@ export function register(program: Command): void {
     .option('--special', 'parse special-token text in the prompt')
     .option('--json', 'print one JSON object with tokens, text, finish reason and timings')
     .action(async (prompt: string, flags: GenerateFlags, cmd: Command) => {
-      const lm = loadLanguageModel({ model: resolveModelPath(flags.model), ...(flags.tokenizer !== undefined && { tokenizer: flags.tokenizer }) });
+      const lm = loadFromFlags(flags, flags.ctxSize);
       const beams = (flags.numBeams ?? 1) > 1;
       // Beam search is deterministic: the CLI's sampling defaults do not apply to it.
       const given = (k: keyof GenerateFlags) => !beams || cmd.getOptionValueSource(k) !== 'default';

@@ -10,15 +10,12 @@
  */
 import type { Command } from 'commander';
 import { InvalidOptionError } from '../errors.js';
-import { loadLanguageModel } from '../generate/language-model.js';
 import { scoreText, type ScoreOptions } from '../generate/score.js';
 import { parseTokenList } from './eval.js';
 import { parseInteger } from './parse-args.js';
-import { resolveModelPath } from './resolve-model.js';
+import { loadFromFlags, withModelFlags, type ModelFlags } from './model-flags.js';
 
-interface ScoreFlags {
-  model?: string;
-  tokenizer?: string;
+interface ScoreFlags extends ModelFlags {
   context?: string;
   tokens?: string;
   topLogprobs?: number;
@@ -29,12 +26,10 @@ interface ScoreFlags {
 
 /** Register the `score` command. */
 export function register(program: Command): void {
-  program
+  withModelFlags(program
     .command('score')
     .description('teacher-forced per-token log-probabilities and perplexity of a text')
-    .argument('[text]', 'the text to score (use -- before text that starts with "-")')
-    .option('-m, --model <path>', 'GGUF file or llama2.c checkpoint (default: $TOKENLOOP_MODEL, then the default model)')
-    .option('--tokenizer <file>', 'tokenizer file (default: the model\'s own)')
+    .argument('[text]', 'the text to score (use -- before text that starts with "-")'))
     .option('--context <text>', 'text before TEXT that conditions it but is not scored')
     .option('--tokens <ids>', 'score these comma-separated token ids instead of text (the first is context)')
     .option('--top-logprobs <k>', 'also list the K most likely tokens at each position (0-20)', parseInteger)
@@ -44,7 +39,7 @@ export function register(program: Command): void {
     .action((text: string | undefined, flags: ScoreFlags) => {
       if ((text === undefined) === (flags.tokens === undefined)) throw new InvalidOptionError('score: give either TEXT or --tokens (exactly one)');
       if (flags.tokens !== undefined && flags.context !== undefined) throw new InvalidOptionError('score: --context applies to TEXT, not to --tokens');
-      const lm = loadLanguageModel({ model: resolveModelPath(flags.model), ...(flags.tokenizer !== undefined && { tokenizer: flags.tokenizer }) });
+      const lm = loadFromFlags(flags);
       const opts: ScoreOptions = {
         ...(flags.context !== undefined && { context: flags.context }),
         ...(flags.topLogprobs !== undefined && { topLogprobs: flags.topLogprobs }),

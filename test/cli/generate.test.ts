@@ -60,3 +60,22 @@ test('generate: bad input gives one line, exit code 1, no stack trace', { skip }
     assert.equal(r.stdout, '');
   }
 });
+
+test('generate: --threads and --backend give the same greedy tokens; -c bounds the context', { skip }, () => {
+  const run = (...extra: string[]) => {
+    const r = runCli(['generate', '--json', '--temperature', '0', '-n', '40', ...extra, 'Once upon a time']);
+    assert.equal(r.code, 0, r.stderr);
+    return JSON.parse(r.stdout).tokens as number[];
+  };
+  const base = run('--backend', 'js');
+  assert.deepEqual(run('-t', '1'), base);
+  assert.deepEqual(run('--threads', '2', '--backend', 'wasm'), base);
+  const c = JSON.parse(runCli(['generate', '--json', '--temperature', '0', '-n', '40', '-c', '12', 'Once upon a time']).stdout);
+  assert.equal(c.finish_reason, 'length');
+  assert.equal(c.prompt_tokens.length + c.tokens.length, 13);
+  for (const [args, re] of [[['-t', '0'], /thread count/], [['--backend', 'gpu'], /"wasm" or "js"/], [['-c', '100000'], /exceeds the model's context length 512/]] as const) {
+    const r = runCli(['generate', ...args, 'x']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, re);
+  }
+});
