@@ -119,7 +119,7 @@ export class TransformerModel implements Model {
       const L = spec.layers[l]!;
       // Attention input.
       let attnIn = x;
-      if (L.attnNorm) { this.normRows(h, x, L.attnNorm, E, nT); attnIn = h; }
+      if (L.attnNorm) { this.layerNorm(h, x, L.attnNorm, E, nT); attnIn = h; }
       if (L.wqkv) {
         const n = qDim + 2 * kvDim;
         this.mm(qkv, L.wqkv, attnIn, E, n, nT);
@@ -163,11 +163,11 @@ export class TransformerModel implements Model {
       this.mm(proj, L.wo, att, qDim, E, nT);
       addBias(proj, L.bo, E, nT);
       if (L.postAttnNorm) this.normRows(proj, proj, L.postAttnNorm, E, nT);
-      for (let i = 0; i < nT * E; i++) x[i] = x[i]! + proj[i]!;
+      this.residual(x, proj, nT * E);
 
       // Feed-forward.
       let ffnIn = x;
-      if (L.ffnNorm) { this.normRows(h, x, L.ffnNorm, E, nT); ffnIn = h; }
+      if (L.ffnNorm) { this.layerNorm(h, x, L.ffnNorm, E, nT); ffnIn = h; }
       else if (spec.parallelResidual && L.attnNorm) ffnIn = h; // still the attention-normed input
       const F = c.nFF;
       const act = spec.ffnAct === 'silu' ? silu : spec.geluF16 ? geluF16 : gelu;
@@ -190,19 +190,32 @@ export class TransformerModel implements Model {
       this.mm(proj, L.ffnDown, gate, F, E, nT);
       addBias(proj, L.bDown, E, nT);
       if (L.postFfnNorm) this.normRows(proj, proj, L.postFfnNorm, E, nT);
-      for (let i = 0; i < nT * E; i++) x[i] = x[i]! + proj[i]!;
+      this.residual(x, proj, nT * E);
     }
 
     // Output: only the positions whose logits are wanted.
     const first = opts.allLogits ? 0 : nT - 1;
     const nOut = nT - first;
     if (first > 0) x.copyWithin(0, first * E, nT * E);
-    this.normRows(h, x, spec.outputNorm, E, nOut);
+    this.layerNorm(h, x, spec.outputNorm, E, nOut);
     const logits = new Float32Array(nOut * c.nVocab);
     this.mm(logits, spec.output, h, E, c.nVocab, nOut);
     if (spec.finalSoftcap > 0) softcap(logits, 0, logits.length, spec.finalSoftcap);
     cache.advance(nT);
     return logits;
+  }
+
+  /** x += y over n values (the residual stream), in wasm when the backend is. */
+  private residual(x: Float32Array, y: Float32Array, n: number): void {
+    if (this.wasm) this.wasm.add(x, x, y, n);
+    else for (let i = 0; i < n; i++) x[i] = x[i]! + y[i]!;
+  }
+
+  /** normRows for the model-width norms (attention/FFN input, output): RMSNorm rows in wasm when the backend is. */
+  private layerNorm(dst: Float32Array, src: Float32Array, nw: NormWeights, n: number, rows: number): void {
+    const be = this.wasm;
+    if (!be || this.spec.normKind !== 'rms' || nw.heads || (nw.w && !be.heap.owns(nw.w))) { this.normRows(dst, src, nw, n, rows); return; }
+    for (let r = 0; r < rows; r++) be.rmsnorm(dst, r * n, src, r * n, nw.w, n, this.spec.normEps);
   }
 
   /** Normalise `rows` rows of n values from src into dst (may alias). */

@@ -65,9 +65,10 @@ test('rope: adjacent pairs and neox halves, partial rotary dims, match f64', () 
   }
 });
 
-test('attention (GQA, causal, several queries) matches f64; 1 and 2 threads bit-identical', () => {
-  const rng = createRng(4);
-  const nHead = 6, nHeadKv = 2, headDim = 10, start = 5, nTok = 3, kvDim = nHeadKv * headDim;
+/** Wasm attention (1 and 2 threads, bit-identical) vs an f64 reference; returns the 1-thread result. */
+function checkAttention(seed: number, nHead: number, nHeadKv: number, headDim: number, start: number, nTok: number): Float32Array {
+  const rng = createRng(seed);
+  const kvDim = nHeadKv * headDim;
   const k = randF32(rng, (start + nTok) * kvDim), v = randF32(rng, (start + nTok) * kvDim), q = randF32(rng, nTok * nHead * headDim);
   const scale = 1 / Math.sqrt(headDim);
   const a = new Float32Array(nTok * nHead * headDim), b = a.slice();
@@ -92,6 +93,33 @@ test('attention (GQA, causal, several queries) matches f64; 1 and 2 threads bit-
       }
     }
   }
-  close(a, want, 2e-6, 'attention');
+  close(a, want, 2e-6, `attention headDim=${headDim} start=${start}`);
+  return a;
+}
+
+test('attention (GQA, causal, several queries) matches f64; 1 and 2 threads bit-identical', () => {
+  const nHead = 6, nHeadKv = 2, headDim = 10, start = 5, nTok = 3;
+  const a = checkAttention(4, nHead, nHeadKv, headDim, start, nTok);
+  const q = new Float32Array(nTok * nHead * headDim), k = new Float32Array((start + nTok) * nHeadKv * headDim), v = k.slice();
+  const scale = 1 / Math.sqrt(headDim);
   assert.throws(() => one.attention(a, q, k, v, nTok, start, 5, 2, headDim, scale), /not a multiple/);
+});
+
+test('attention with headDim a multiple of 16 (vectorised path: q·k in four lanes, value rows summed 16 dims at a time) matches f64', () => {
+  checkAttention(5, 4, 2, 64, 37, 3);
+  checkAttention(6, 3, 3, 32, 0, 1);
+  checkAttention(7, 2, 1, 80, 200, 2);
+});
+
+test('add: residual sum, aliasing the output with an input, odd n', () => {
+  const rng = createRng(8);
+  for (const n of [1, 5, 768, 771]) {
+    const a = randF32(rng, n), b = randF32(rng, n);
+    const want = Array.from(a, (x, i) => Math.fround(x + b[i]!));
+    const out = new Float32Array(n);
+    one.add(out, a, b, n);
+    close(out, want, 0, 'add');
+    one.add(a, a, b, n);
+    close(a, want, 0, 'add in place');
+  }
 });

@@ -133,6 +133,14 @@ export class WasmBackend {
     this.finish(out, op, n);
   }
 
+  /** out[i] = a[i] + b[i] for i < n (out may alias a or b). */
+  add(out: Float32Array, a: Float32Array, b: Float32Array, n: number): void {
+    const ap = this.input(a, 'x', n), bp = this.input(b, 'w', n);
+    const op = this.output(out, 'out', n);
+    this.kernels.add(op, ap, bp, n);
+    this.finish(out, op, n);
+  }
+
   /** out[i] = GELU(x[i]) (tanh approximation) for i < n. */
   gelu(out: Float32Array, x: Float32Array, n: number): void {
     const xp = this.input(x, 'x', n);

@@ -16,7 +16,7 @@ export interface KernelExports {
   rowBytes(type: number, n: number): number;
   matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, r0: number, r1: number, scratch: number): void;
   quantizeBlocks(xq: number, xd: number, x: number, nBlocks: number): void;
-  dotRowQ(type: number, w: number, xq: number, xd: number, xs: number, n: number): number;
+  dotRowQ(type: number, w: number, xq: number, xd: number, xs: number, n: number, fence: number): number;
   hasIntDot(type: number): number;
   scaleHalfX(y: number, x: number, n: number): number;
   blockSums(xs: number, x: number, n: number, nTok: number): void;
@@ -25,6 +25,7 @@ export interface KernelExports {
   rmsnorm(out: number, x: number, w: number, n: number, eps: number): void;
   softmax(x: number, n: number): void;
   swiglu(out: number, gate: number, up: number, n: number): void;
+  add(out: number, a: number, b: number, n: number): void;
   gelu(out: number, x: number, n: number): void;
   rope(x: number, nHeads: number, headDim: number, ropeDim: number, pos: number, base: number, neox: number): void;
   attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, h0: number, h1: number, scores: number): void;

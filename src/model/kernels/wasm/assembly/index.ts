@@ -2,10 +2,11 @@
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
 import { sum32 } from './simd';
-import { dotRowQ, hasIntDot } from './q8';
+import { dotRowQ, dotRowQx4, hasIntDot } from './q8';
+import { Q4_0, Q8_0 } from './rows';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
-export { quantizeBlocks, dotRowQ, hasIntDot } from './q8';
-export { rmsnorm, softmax, swiglu, gelu, rope, attention } from './ops';
+export { quantizeBlocks, dotRowQ, hasIntDot, dotQ4_0, dotQ8_0 } from './q8';
+export { rmsnorm, softmax, swiglu, gelu, rope, attention, add } from './ops';
 
 /** First byte the host may use (end of this module's static data). */
 export function heapBase(): usize {
@@ -14,6 +15,8 @@ export function heapBase(): usize {
 
 /** Tokens per tile in the prefill matmul: their x rows (≤ 32·nIn·4 bytes) stay cache-resident. */
 const TILE: i32 = 32;
+/** Tokens per tile of the int8 prefill: their quantized rows (≤ 16·nIn·2 bytes) stay in L1/L2. */
+const QTILE: i32 = 16;
 
 /**
  * out (nTok × nOut) = x (nTok × nIn) · Wᵀ for rows [r0, r1) of W (type `type`, nOut rows of nIn).
@@ -29,13 +32,21 @@ export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq:
   const xb = <usize>nIn << 2;
   if (xq != 0 && hasIntDot(type)) {
     const qb = <usize>nIn << 1, db = <usize>(nIn >> 5) << 2, dd = db << 1;
-    for (let t0 = 0; t0 < nTok; t0 += TILE) {
-      const t1 = min(nTok, t0 + TILE);
+    for (let t0 = 0; t0 < nTok; t0 += QTILE) {
+      const t1 = min(nTok, t0 + QTILE);
       for (let r = r0; r < r1; r++) {
         const row = w + <usize>r * rb;
-        for (let t = t0; t < t1; t++) {
+        let t = t0;
+        if (type == Q8_0 || type == Q4_0) {
+          for (; t + 4 <= t1; t += 4) {
+            const tu = <usize>t;
+            dotRowQx4(type, row, xq + tu * qb, xd + tu * dd, qb, dd, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
+          }
+        }
+        for (; t < t1; t++) {
           const tu = <usize>t;
-          store<f32>(out + ((tu * <usize>nOut + <usize>r) << 2), dotRowQ(type, row, xq + tu * qb, xd + tu * dd, xs + tu * db, nIn));
+          const o = out + ((tu * <usize>nOut + <usize>r) << 2);
+          store<f32>(o, dotRowQ(type, row, xq + tu * qb, xd + tu * dd, xs + tu * db, nIn, o));
         }
       }
     }

@@ -86,20 +86,29 @@ export function rope(x: usize, nHeads: i32, headDim: i32, ropeDim: i32, pos: f64
  * (position, kvDim) with kvDim = nHeadKv·headDim; query heads share kv heads in groups (GQA).
  * q, out: (nTok, nHead·headDim). Computes heads [h0, h1) only (threads split by head);
  * `scores` is scratch for (start + nTok) f32. Scaled dot-product attention (Vaswani et al. 2017).
+ * headDim a multiple of 16: q·k with four f32x4 accumulators, and the weighted sum of values
+ * position by position into the output row (L1-resident), 32 dims at a time in registers.
  */
 export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, start: i32, nHead: i32, nHeadKv: i32,
   headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
   const kvDim = nHeadKv * headDim;
   const group = nHead / nHeadKv;
   const rowB = <usize>kvDim << 2;
+  const fast = (headDim & 15) == 0;
   for (let t = 0; t < nTok; t++) {
     const nPos = start + t + 1;
     for (let h = h0; h < h1; h++) {
       const qh = q + (<usize>(t * nHead + h) * headDim << 2);
       const off = <usize>((h / group) * headDim) << 2;
+      const oh = out + (<usize>(t * nHead + h) * headDim << 2);
+      if (fast) {
+        for (let p = 0; p < nPos; p++) store<f32>(scores + (<usize>p << 2), dot16s(k + <usize>p * rowB + off, qh, headDim) * scale);
+        softmax(scores, nPos);
+        weightedSum(oh, v + off, rowB, scores, nPos, headDim);
+        continue;
+      }
       for (let p = 0; p < nPos; p++) store<f32>(scores + (<usize>p << 2), dotF32(k + <usize>p * rowB + off, qh, headDim) * scale);
       softmax(scores, nPos);
-      const oh = out + (<usize>(t * nHead + h) * headDim << 2);
       let d = 0;
       for (; d + 4 <= headDim; d += 4) {
         let acc = f32x4.splat(0);
@@ -113,5 +122,54 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
         store<f32>(oh + (<usize>d << 2), acc);
       }
     }
+  }
+}
+
+/** Σ a[i]·b[i] for n a multiple of 16, four f32x4 accumulators. */
+// @ts-ignore: decorator
+@inline function dot16s(a: usize, b: usize, n: i32): f32 {
+  let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
+  for (let i = 0; i < n; i += 16) {
+    const o = <usize>i << 2;
+    s0 = f32x4.add(s0, f32x4.mul(v128.load(a + o), v128.load(b + o)));
+    s1 = f32x4.add(s1, f32x4.mul(v128.load(a + o, 16), v128.load(b + o, 16)));
+    s2 = f32x4.add(s2, f32x4.mul(v128.load(a + o, 32), v128.load(b + o, 32)));
+    s3 = f32x4.add(s3, f32x4.mul(v128.load(a + o, 48), v128.load(b + o, 48)));
+  }
+  return hsum(f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3)));
+}
+
+/**
+ * o[0..n) = Σ_p w[p]·v[p·stride + 0..n) for n a multiple of 16: 16 dims (four accumulators) per
+ * pass over the positions, so each value row segment is read once and the weights splat once
+ * per pass.
+ */
+function weightedSum(o: usize, v: usize, stride: usize, w: usize, nPos: i32, n: i32): void {
+  for (let d = 0; d < n; d += 16) {
+    const vd = v + (<usize>d << 2);
+    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+    for (let p = 0; p < nPos; p++) {
+      const r = vd + <usize>p * stride;
+      const s = v128.load32_splat(w + (<usize>p << 2));
+      a0 = f32x4.add(a0, f32x4.mul(v128.load(r), s));
+      a1 = f32x4.add(a1, f32x4.mul(v128.load(r, 16), s));
+      a2 = f32x4.add(a2, f32x4.mul(v128.load(r, 32), s));
+      a3 = f32x4.add(a3, f32x4.mul(v128.load(r, 48), s));
+    }
+    const od = o + (<usize>d << 2);
+    v128.store(od, a0); v128.store(od, a1, 16); v128.store(od, a2, 32); v128.store(od, a3, 48);
+  }
+}
+
+/** out[i] = a[i] + b[i] for i < n (residual connections); out may alias a or b. */
+export function add(out: usize, a: usize, b: usize, n: i32): void {
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const o = <usize>i << 2;
+    v128.store(out + o, f32x4.add(v128.load(a + o), v128.load(b + o)));
+  }
+  for (; i < n; i++) {
+    const o = <usize>i << 2;
+    store<f32>(out + o, load<f32>(a + o) + load<f32>(b + o));
   }
 }

@@ -8,7 +8,8 @@ import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
 
 /**
  * i16x8 loop constants read from memory (binaryen would re-materialize a v128.const at each use
- * inside loops, costing V8 several instructions each): 0x0f, 1, 3, 32, 0x10, bit selectors.
+ * inside loops, costing V8 several instructions each): 0x0f, 1, 3, 32, 0x10, bit selectors, and
+ * (as i32x4) the f16 → f32 mask 0x8fffe000 and 2^112.
  */
 const QC = memory.data<u16>([
   15, 15, 15, 15, 15, 15, 15, 15,
@@ -17,6 +18,8 @@ const QC = memory.data<u16>([
   32, 32, 32, 32, 32, 32, 32, 32,
   16, 16, 16, 16, 16, 16, 16, 16,
   1, 2, 4, 8, 16, 32, 64, 128,
+  0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff,
+  0, 0x7780, 0, 0x7780, 0, 0x7780, 0, 0x7780,
 ], 16);
 
 /** Whether `type` has an integer dot product here (the matmul then wants quantized activations). */
@@ -76,52 +79,18 @@ export function quantizeBlocks(xq: usize, xd: usize, x: usize, nBlocks: i32): vo
 /**
  * Σ w[i]·x[i] for one weight row of n values (n a multiple of the block size) against quantized
  * activations (xq, xd from quantizeBlocks); `xs` = exact Σx per 32-block (types with a min term).
+ * `fence`: 4 writable bytes private to the caller (the output slot). Partial sums are stored
+ * there between blocks: TurboFan keeps loads in order with stores, so this stops it from hoisting
+ * every load of a 4-block step to the top of the loop (16+ live vectors → spills), which made
+ * the kernel ~1.5× slower.
  */
-export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n: i32): f32 {
+export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n: i32, fence: usize): f32 {
   const nb = n >> 5;
   let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0);
   let mins: f32 = 0;
-  if (type == Q8_0) {
-    let b = 0;
-    for (; b + 2 <= nb; b += 2) {
-      const p = w + <usize>b * 34, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-      const s0 = dot32(v128.load8x8_s(p + 2), v128.load8x8_s(p + 10), v128.load8x8_s(p + 18), v128.load8x8_s(p + 26), xp);
-      const s1 = dot32(v128.load8x8_s(p + 36), v128.load8x8_s(p + 44), v128.load8x8_s(p + 52), v128.load8x8_s(p + 60), xp + 64);
-      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(half(load<u16>(p)) * load<f32>(dp))));
-      acc1 = f32x4.add(acc1, f32x4.mul(f32x4.convert_i32x4_s(s1), f32x4.splat(half(load<u16>(p, 34)) * load<f32>(dp, 8))));
-    }
-    if (b < nb) {
-      const p = w + <usize>b * 34, xp = xq + (<usize>b << 6);
-      const s0 = dot32(v128.load8x8_s(p + 2), v128.load8x8_s(p + 10), v128.load8x8_s(p + 18), v128.load8x8_s(p + 26), xp);
-      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(half(load<u16>(p)) * load<f32>(xd + (<usize>b << 3)))));
-    }
-  } else if (type == Q4_0) {
-    // byte j holds element j (low nibble) and element j+16 (high nibble); the −8 offset goes
-    // through the block sums: d_w·d_x·Σ(q−8)·x_q = d_w·(d_x·Σq·x_q − 8·d_x·Σx_q). Kept separate
-    // from Q4_1: V8 compiles the loop with constant block sizes markedly faster.
-    const m4 = v128.load(QC);
-    let b = 0;
-    for (; b + 2 <= nb; b += 2) {
-      const p = w + <usize>b * 18, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-      const a0 = v128.load8x8_u(p + 2), a1 = v128.load8x8_u(p + 10);
-      const c0 = v128.load8x8_u(p + 20), c1 = v128.load8x8_u(p + 28);
-      const s0 = dot32(v128.and(a0, m4), v128.and(a1, m4), i16x8.shr_u(a0, 4), i16x8.shr_u(a1, 4), xp);
-      const s1 = dot32(v128.and(c0, m4), v128.and(c1, m4), i16x8.shr_u(c0, 4), i16x8.shr_u(c1, 4), xp + 64);
-      const d0 = half(load<u16>(p)), d1 = half(load<u16>(p, 18));
-      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(d0 * load<f32>(dp))));
-      acc1 = f32x4.add(acc1, f32x4.mul(f32x4.convert_i32x4_s(s1), f32x4.splat(d1 * load<f32>(dp, 8))));
-      mins += d0 * load<f32>(dp, 4) + d1 * load<f32>(dp, 12);
-    }
-    if (b < nb) {
-      const p = w + <usize>b * 18, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-      const a0 = v128.load8x8_u(p + 2), a1 = v128.load8x8_u(p + 10);
-      const s0 = dot32(v128.and(a0, m4), v128.and(a1, m4), i16x8.shr_u(a0, 4), i16x8.shr_u(a1, 4), xp);
-      const d0 = half(load<u16>(p));
-      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(d0 * load<f32>(dp))));
-      mins += d0 * load<f32>(dp, 4);
-    }
-    mins *= 8;
-  } else if (type == Q4_1) {
+  if (type == Q8_0) return dotQ8_0(w, xq, xd, n, fence);
+  if (type == Q4_0) return dotQ4_0(w, xq, xd, n, fence);
+  if (type == Q4_1) {
     // same nibble layout as Q4_0 plus a min term m·Σx (exact block sums xs)
     const one = true;
     const bs: usize = one ? 20 : 18, qo: usize = one ? 4 : 2;
@@ -251,4 +220,155 @@ export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n:
 // @ts-ignore: decorator
 @inline function minK(q: usize, j: i32): i32 {
   return j < 4 ? <i32>load<u8>(q + j + 4) & 63 : (<i32>load<u8>(q + j + 4) >> 4) | ((<i32>load<u8>(q + j) >> 6) << 4);
+}
+
+/**
+ * [Σs0, Σs1, Σs2, Σs3]: the lane sums of four i32x4 in one vector (transpose-and-add), so the
+ * conversion and scaling of four blocks is one vector op each.
+ */
+// @ts-ignore: decorator
+@inline function reduce4(s0: v128, s1: v128, s2: v128, s3: v128): v128 {
+  const t0 = i32x4.add(v128.shuffle<i32>(s0, s1, 0, 4, 1, 5), v128.shuffle<i32>(s0, s1, 2, 6, 3, 7));
+  const t1 = i32x4.add(v128.shuffle<i32>(s2, s3, 0, 4, 1, 5), v128.shuffle<i32>(s2, s3, 2, 6, 3, 7));
+  return i32x4.add(v128.shuffle<i32>(t0, t1, 0, 1, 4, 5), v128.shuffle<i32>(t0, t1, 2, 3, 6, 7));
+}
+
+/**
+ * The f16 scales of four blocks `stride` bytes apart from p, as f32x4 (sign-extend, shift the
+ * exponent/mantissa into f32 position, mask, rescale by 2^112; exact as `half`).
+ */
+// @ts-ignore: decorator
+@inline function half4At(p: usize, stride: usize, mask: v128, k: v128): v128 {
+  let h = v128.load16_lane(p, i32x4.splat(0), 0);
+  h = v128.load16_lane(p + stride, h, 1);
+  h = v128.load16_lane(p + 2 * stride, h, 2);
+  h = v128.load16_lane(p + 3 * stride, h, 3);
+  return f32x4.mul(v128.and(i32x4.shl(i32x4.extend_low_i16x8_s(h), 13), mask), k);
+}
+
+/** dotRowQ for Q8_0: four blocks per step, scales converted and applied as vectors. */
+export function dotQ8_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
+  const nb = n >> 5;
+  const mask = v128.load(QC, 96), k = v128.load(QC, 112);
+  let acc = f32x4.splat(0);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const p = w + <usize>b * 34, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+    const s0 = dot32(v128.load8x8_s(p + 2), v128.load8x8_s(p + 10), v128.load8x8_s(p + 18), v128.load8x8_s(p + 26), xp);
+    v128.store32_lane(fence, s0, 0);
+    const s1 = dot32(v128.load8x8_s(p + 36), v128.load8x8_s(p + 44), v128.load8x8_s(p + 52), v128.load8x8_s(p + 60), xp + 64);
+    v128.store32_lane(fence, s1, 0);
+    const s2 = dot32(v128.load8x8_s(p + 70), v128.load8x8_s(p + 78), v128.load8x8_s(p + 86), v128.load8x8_s(p + 94), xp + 128);
+    v128.store32_lane(fence, s2, 0);
+    const s3 = dot32(v128.load8x8_s(p + 104), v128.load8x8_s(p + 112), v128.load8x8_s(p + 120), v128.load8x8_s(p + 128), xp + 192);
+    v128.store32_lane(fence, s3, 0);
+    const dx = v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6);
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(half4At(p, 34, mask, k), dx)));
+  }
+  let t: f32 = 0;
+  for (; b < nb; b++) {
+    const p = w + <usize>b * 34, xp = xq + (<usize>b << 6);
+    const s = dot32(v128.load8x8_s(p + 2), v128.load8x8_s(p + 10), v128.load8x8_s(p + 18), v128.load8x8_s(p + 26), xp);
+    t += <f32>isum(s) * (half(load<u16>(p)) * load<f32>(xd + (<usize>b << 3)));
+  }
+  return hsum4(acc) + t;
+}
+
+/**
+ * dotRowQ for Q4_0: byte j holds element j (low nibble) and element j+16 (high nibble); the −8
+ * offset goes through the block sums: d_w·d_x·Σ(q−8)·x_q = d_w·(d_x·Σq·x_q − 8·d_x·Σx_q).
+ * Four blocks per step, scales converted and applied as vectors.
+ */
+export function dotQ4_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
+  const nb = n >> 5;
+  const m4 = v128.load(QC), mask = v128.load(QC, 96), k = v128.load(QC, 112);
+  let acc = f32x4.splat(0), mins = f32x4.splat(0);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const p = w + <usize>b * 18, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+    let l = v128.load8x8_u(p + 2), h = v128.load8x8_u(p + 10);
+    const s0 = dot32(v128.and(l, m4), v128.and(h, m4), i16x8.shr_u(l, 4), i16x8.shr_u(h, 4), xp);
+    v128.store32_lane(fence, s0, 0);
+    l = v128.load8x8_u(p + 20); h = v128.load8x8_u(p + 28);
+    const s1 = dot32(v128.and(l, m4), v128.and(h, m4), i16x8.shr_u(l, 4), i16x8.shr_u(h, 4), xp + 64);
+    v128.store32_lane(fence, s1, 0);
+    l = v128.load8x8_u(p + 38); h = v128.load8x8_u(p + 46);
+    const s2 = dot32(v128.and(l, m4), v128.and(h, m4), i16x8.shr_u(l, 4), i16x8.shr_u(h, 4), xp + 128);
+    v128.store32_lane(fence, s2, 0);
+    l = v128.load8x8_u(p + 56); h = v128.load8x8_u(p + 64);
+    const s3 = dot32(v128.and(l, m4), v128.and(h, m4), i16x8.shr_u(l, 4), i16x8.shr_u(h, 4), xp + 192);
+    v128.store32_lane(fence, s3, 0);
+    const d0 = v128.load(dp), d1 = v128.load(dp, 16);
+    const dw = half4At(p, 18, mask, k);
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, v128.shuffle<f32>(d0, d1, 0, 2, 4, 6))));
+    mins = f32x4.add(mins, f32x4.mul(dw, v128.shuffle<f32>(d0, d1, 1, 3, 5, 7)));
+  }
+  let t: f32 = 0;
+  for (; b < nb; b++) {
+    const p = w + <usize>b * 18, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+    const l = v128.load8x8_u(p + 2), h = v128.load8x8_u(p + 10);
+    const s = dot32(v128.and(l, m4), v128.and(h, m4), i16x8.shr_u(l, 4), i16x8.shr_u(h, 4), xp);
+    const dw = half(load<u16>(p));
+    t += dw * (<f32>isum(s) * load<f32>(dp) - 8 * load<f32>(dp, 4));
+  }
+  return hsum4(acc) - 8 * hsum4(mins) + t;
+}
+
+/**
+ * Prefill: one Q8_0 or Q4_0 weight row against four tokens' quantized activations (token j at
+ * xq + j·qb, xd + j·dd). Each weight block is widened and its scale converted once for the four
+ * tokens. Stores the four dot products at out + j·outStride.
+ */
+export function dotRowQx4(type: i32, w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, outStride: usize): void {
+  if (type == Q8_0) rowQ8_0x4(w, xq, xd, qb, dd, n, out, outStride);
+  else rowQ4_0x4(w, xq, xd, qb, dd, n, out, outStride);
+}
+
+// @ts-ignore: decorator
+@inline function dotx(a: v128, b: v128, c: v128, d: v128, xp: usize, dw: f32, dp: usize, acc: v128, fence: usize): v128 {
+  const s = dot32(a, b, c, d, xp);
+  v128.store32_lane(fence, s, 0); // keeps the next token's loads after this one (see dotRowQ)
+  return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.splat(dw * load<f32>(dp))));
+}
+
+function rowQ8_0x4(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
+  const nb = n >> 5;
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const p = w + <usize>b * 34, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+    const q0 = v128.load8x8_s(p + 2), q1 = v128.load8x8_s(p + 10), q2 = v128.load8x8_s(p + 18), q3 = v128.load8x8_s(p + 26);
+    const dw = half(load<u16>(p));
+    a0 = dotx(q0, q1, q2, q3, xp, dw, dp, a0, out);
+    a1 = dotx(q0, q1, q2, q3, xp + qb, dw, dp + dd, a1, out);
+    a2 = dotx(q0, q1, q2, q3, xp + 2 * qb, dw, dp + 2 * dd, a2, out);
+    a3 = dotx(q0, q1, q2, q3, xp + 3 * qb, dw, dp + 3 * dd, a3, out);
+  }
+  store<f32>(out, hsum4(a0)); store<f32>(out + os, hsum4(a1)); store<f32>(out + 2 * os, hsum4(a2)); store<f32>(out + 3 * os, hsum4(a3));
+}
+
+function rowQ4_0x4(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
+  const nb = n >> 5;
+  const m4 = v128.load(QC);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let m = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const p = w + <usize>b * 18, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+    const l0 = v128.load8x8_u(p + 2), l1 = v128.load8x8_u(p + 10);
+    const q0 = v128.and(l0, m4), q1 = v128.and(l1, m4), q2 = i16x8.shr_u(l0, 4), q3 = i16x8.shr_u(l1, 4);
+    const dw = half(load<u16>(p));
+    a0 = dotx(q0, q1, q2, q3, xp, dw, dp, a0, out);
+    a1 = dotx(q0, q1, q2, q3, xp + qb, dw, dp + dd, a1, out);
+    a2 = dotx(q0, q1, q2, q3, xp + 2 * qb, dw, dp + 2 * dd, a2, out);
+    a3 = dotx(q0, q1, q2, q3, xp + 3 * qb, dw, dp + 3 * dd, a3, out);
+    // the −8 offsets of the four tokens: d_w·(d_x·Σx_q), one lane per token
+    m = f32x4.add(m, f32x4.mul(f32x4.splat(dw), f32x4(load<f32>(dp, 4), load<f32>(dp + dd, 4), load<f32>(dp + 2 * dd, 4), load<f32>(dp + 3 * dd, 4))));
+  }
+  m = f32x4.mul(m, f32x4.splat(8));
+  store<f32>(out, hsum4(a0) - f32x4.extract_lane(m, 0)); store<f32>(out + os, hsum4(a1) - f32x4.extract_lane(m, 1));
+  store<f32>(out + 2 * os, hsum4(a2) - f32x4.extract_lane(m, 2)); store<f32>(out + 3 * os, hsum4(a3) - f32x4.extract_lane(m, 3));
+}
+
+// @ts-ignore: decorator
+@inline function hsum4(a: v128): f32 {
+  return (f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1)) + (f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3));
 }
