@@ -109,6 +109,9 @@ test('attention with headDim a multiple of 16 (vectorised path: q·k in four lan
   checkAttention(5, 4, 2, 64, 37, 3);
   checkAttention(6, 3, 3, 32, 0, 1);
   checkAttention(7, 2, 1, 80, 200, 2);
+  // one query (decode): positions walked once for all heads
+  checkAttention(9, 8, 2, 64, 50, 1);
+  checkAttention(10, 5, 5, 16, 130, 1);
 });
 
 test('add: residual sum, aliasing the output with an input, odd n', () => {

@@ -170,7 +170,8 @@ export class WasmBackend {
     const qp = this.input(q, 'x', nTok * nHead * headDim);
     const kp = this.input(k, 'k', kvLen), vp = this.input(v, 'v', kvLen);
     const op = this.output(out, 'out', nTok * nHead * headDim);
-    this.ensureScratch((start + nTok) * 4);
+    // a single query keeps every head's scores (see the wasm attentionOne)
+    this.ensureScratch((start + nTok) * 4 * (nTok === 1 ? nHead : 1));
     if (this.pool && nHead >= this.threads && (start + nTok) * nHead * headDim * nTok >= this.parallelMin) {
       this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride);
     } else {

@@ -86,8 +86,9 @@ export function rope(x: usize, nHeads: i32, headDim: i32, ropeDim: i32, pos: f64
  * (position, kvDim) with kvDim = nHeadKv·headDim; query heads share kv heads in groups (GQA).
  * q, out: (nTok, nHead·headDim). Computes heads [h0, h1) only (threads split by head);
  * `scores` is scratch for (start + nTok) f32. Scaled dot-product attention (Vaswani et al. 2017).
- * headDim a multiple of 16: q·k with four f32x4 accumulators, and the weighted sum of values
- * position by position into the output row (L1-resident), 32 dims at a time in registers.
+ * headDim a multiple of 16: q·k with four f32x4 accumulators and value sums 16 dims at a time in
+ * registers; a single query (decode) walks the cache position by position instead (attentionOne),
+ * and then `scores` must hold (h1 − h0)·(start + 1) f32.
  */
 export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, start: i32, nHead: i32, nHeadKv: i32,
   headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
@@ -95,6 +96,7 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
   const group = nHead / nHeadKv;
   const rowB = <usize>kvDim << 2;
   const fast = (headDim & 15) == 0;
+  if (fast && nTok == 1) { attentionOne(out, q, k, v, start + 1, nHead, group, headDim, rowB, scale, h0, h1, scores); return; }
   for (let t = 0; t < nTok; t++) {
     const nPos = start + t + 1;
     for (let h = h0; h < h1; h++) {
@@ -171,5 +173,39 @@ export function add(out: usize, a: usize, b: usize, n: i32): void {
   for (; i < n; i++) {
     const o = <usize>i << 2;
     store<f32>(out + o, load<f32>(a + o) + load<f32>(b + o));
+  }
+}
+
+/**
+ * One query token (decode) against nPos cached positions, heads [h0, h1): the K and V rows are
+ * each read once, front to back, for all these heads together (sequential streaming instead of
+ * one strided pass per head, which left the loop waiting on memory). scores: (h1 − h0)·nPos f32.
+ */
+function attentionOne(out: usize, q: usize, k: usize, v: usize, nPos: i32, nHead: i32, group: i32, headDim: i32,
+  rowB: usize, scale: f32, h0: i32, h1: i32, scores: usize): void {
+  const hb = <usize>headDim << 2;
+  const sb = <usize>nPos << 2;
+  for (let p = 0; p < nPos; p++) {
+    const kr = k + <usize>p * rowB;
+    for (let h = h0; h < h1; h++) {
+      store<f32>(scores + <usize>(h - h0) * sb + (<usize>p << 2), dot16s(kr + <usize>(h / group) * hb, q + <usize>h * hb, headDim) * scale);
+    }
+  }
+  for (let h = h0; h < h1; h++) {
+    softmax(scores + <usize>(h - h0) * sb, nPos);
+    memory.fill(out + <usize>h * hb, 0, hb);
+  }
+  for (let p = 0; p < nPos; p++) {
+    const vr = v + <usize>p * rowB;
+    for (let h = h0; h < h1; h++) {
+      const s = v128.load32_splat(scores + <usize>(h - h0) * sb + (<usize>p << 2));
+      const src = vr + <usize>(h / group) * hb, dst = out + <usize>h * hb;
+      for (let d: usize = 0; d < hb; d += 64) {
+        v128.store(dst + d, f32x4.add(v128.load(dst + d), f32x4.mul(v128.load(src + d), s)));
+        v128.store(dst + d, f32x4.add(v128.load(dst + d, 16), f32x4.mul(v128.load(src + d, 16), s)), 16);
+        v128.store(dst + d, f32x4.add(v128.load(dst + d, 32), f32x4.mul(v128.load(src + d, 32), s)), 32);
+        v128.store(dst + d, f32x4.add(v128.load(dst + d, 48), f32x4.mul(v128.load(src + d, 48), s)), 48);
+      }
+    }
   }
 }
