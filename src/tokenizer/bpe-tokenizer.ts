@@ -11,6 +11,7 @@ import { LlamaCppSplitter, type PreTokenizerSpec } from './pre-tokenizers.js';
 import type { EncodeOptions, Tokenizer } from './tokenizer.js';
 import { TokenType } from './tokenizer.js';
 import { parseBytePiece, sortSpecials, splitOnSpecialTokens, type SpecialToken } from './vocab.js';
+import { decodeIds } from './decode-ids.js';
 
 export interface BpeTokenizerConfig {
   pieces: readonly string[];
@@ -29,7 +30,6 @@ export interface BpeTokenizerConfig {
 }
 
 const utf8 = new TextEncoder();
-const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** Split a GGUF merge line at the first space after position 0 (llama.cpp: `word.find(' ', 1)`). */
 export function splitMergeLine(line: string): { left: string; right: string } | null {
@@ -129,18 +129,7 @@ export class BpeTokenizer implements Tokenizer {
   }
 
   decode(ids: readonly number[], opts: { skipSpecial?: boolean } = {}): string {
-    const parts: Uint8Array[] = [];
-    let n = 0;
-    for (const id of ids) {
-      const t = this.tokenType(id);
-      if (opts.skipSpecial && (t === TokenType.Control || t === TokenType.Unknown)) continue;
-      const b = this.tokenBytes(id);
-      parts.push(b); n += b.length;
-    }
-    const all = new Uint8Array(n);
-    let o = 0;
-    for (const p of parts) { all.set(p, o); o += p.length; }
-    return utf8Decoder.decode(all);
+    return decodeIds(this, ids, opts.skipSpecial ?? false);
   }
 
   private check(id: number): void {

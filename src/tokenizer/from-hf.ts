@@ -15,11 +15,11 @@ import { createPreTokenizer, type PreTokenizer } from './hf-pre-tokenizers.js';
 import type { EncodeOptions, Tokenizer } from './tokenizer.js';
 import { TokenType } from './tokenizer.js';
 import { END_OF_TURN_TEXTS, parseBytePiece } from './vocab.js';
+import { decodeIds } from './decode-ids.js';
 
 type Json = Record<string, unknown>;
 
 const utf8 = new TextEncoder();
-const utf8Decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** Special ids the post-processor puts around a single sequence. */
 interface Template { prefix: number[]; suffix: number[] }
@@ -278,17 +278,7 @@ export class HfTokenizer implements Tokenizer {
   }
 
   decode(ids: readonly number[], opts: { skipSpecial?: boolean } = {}): string {
-    const parts: Uint8Array[] = [];
-    let n = 0;
-    ids.forEach((id, i) => {
-      if (opts.skipSpecial && this.tokenType(id) === TokenType.Control) return;
-      const b = this.tokenBytes(id, i === 0 || (this.bos !== null && ids[i - 1] === this.bos));
-      parts.push(b); n += b.length;
-    });
-    const all = new Uint8Array(n);
-    let o = 0;
-    for (const p of parts) { all.set(p, o); o += p.length; }
-    return utf8Decoder.decode(all);
+    return decodeIds(this, ids, opts.skipSpecial ?? false);
   }
 
   private check(id: number): void {

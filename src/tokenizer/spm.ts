@@ -17,6 +17,7 @@
 import type { EncodeOptions, Tokenizer } from './tokenizer.js';
 import { TokenType } from './tokenizer.js';
 import { parseBytePiece, SPM_SPACE, sortSpecials, splitOnSpecialTokens, type SpecialToken } from './vocab.js';
+import { decodeIds } from './decode-ids.js';
 
 /** Everything an SPM tokenizer needs, independent of the file format it came from. */
 export interface SpmVocab {
@@ -263,26 +264,7 @@ class SpmTokenizer implements Tokenizer {
    * `skipSpecial`; incomplete or invalid UTF-8 becomes U+FFFD.
    */
   decode(ids: readonly number[], opts: { skipSpecial?: boolean } = {}): string {
-    const parts: Uint8Array[] = [];
-    let total = 0;
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i]!;
-      if (opts.skipSpecial && this.isSpecial(id)) continue;
-      const b = this.tokenBytes(id, i === 0 || ids[i - 1] === this.bos);
-      parts.push(b);
-      total += b.length;
-    }
-    const all = new Uint8Array(total);
-    let at = 0;
-    for (const p of parts) { all.set(p, at); at += p.length; }
-    return new TextDecoder('utf-8', { ignoreBOM: true }).decode(all);
-  }
-
-  /** Control and unknown tokens: what `skipSpecial` leaves out. */
-  isSpecial(id: number): boolean {
-    this.check(id);
-    const t = this.types[id];
-    return t === TokenType.Control || t === TokenType.Unknown;
+    return decodeIds(this, ids, opts.skipSpecial ?? false);
   }
 
   private check(id: number): void {

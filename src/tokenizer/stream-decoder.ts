@@ -6,7 +6,8 @@
  * invalid; `flush()` turns an unfinished tail into U+FFFD. The concatenation of all pushes and
  * the flush equals `tokenizer.decode()` of the same ids (with the context before them).
  */
-import { TokenType, type Tokenizer } from './tokenizer.js';
+import { isSpecialToken } from './decode-ids.js';
+import type { Tokenizer } from './tokenizer.js';
 
 export interface StreamDecoderOptions {
   /**
@@ -35,7 +36,7 @@ export class StreamDecoder {
   push(id: number): string {
     const afterBos = this.prev === null || this.prev === this.tokenizer.bos;
     this.prev = id;
-    if (this.skipSpecial && isSpecial(this.tokenizer, id)) return '';
+    if (this.skipSpecial && isSpecialToken(this.tokenizer, id)) return '';
     return this.decoder.decode(this.tokenizer.tokenBytes(id, afterBos), { stream: true });
   }
 
@@ -48,9 +49,4 @@ export class StreamDecoder {
 /** Create a {@link StreamDecoder}. */
 export function createStreamDecoder(tokenizer: Tokenizer, opts?: StreamDecoderOptions): StreamDecoder {
   return new StreamDecoder(tokenizer, opts);
-}
-
-function isSpecial(t: Tokenizer, id: number): boolean {
-  const type = t.tokenType(id);
-  return type === TokenType.Control || type === TokenType.Unknown;
 }
