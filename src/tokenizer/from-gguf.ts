@@ -9,8 +9,7 @@ import type { MetaValue } from '../format/model-file.js';
 import { createBpeTokenizerFromGGUF } from './bpe-from-gguf.js';
 import { createSpmTokenizer } from './spm.js';
 import type { Tokenizer } from './tokenizer.js';
-import { TokenType } from './tokenizer.js';
-import { END_OF_TURN_TEXTS, MetaReader, SPM_SPACE } from './vocab.js';
+import { MetaReader, readGgufVocab, SPM_SPACE } from './vocab.js';
 
 /** Tokenizer models this build understands (values of `tokenizer.ggml.model`). */
 export const SUPPORTED_GGUF_TOKENIZERS = ['llama', 'gpt2'] as const;
@@ -34,33 +33,8 @@ export function createTokenizerFromGGUF(meta: ReadonlyMap<string, MetaValue>, so
 
 /** SentencePiece-style vocabulary from `tokenizer.ggml.tokens/scores/token_type`. */
 function spmFromGGUF(r: MetaReader): Tokenizer {
-  const pieces = r.stringArray('tokenizer.ggml.tokens');
-  if (pieces === undefined || pieces.length === 0) {
-    throw new ModelFormatError(`${r.source}: tokenizer metadata tokenizer.ggml.tokens is missing or empty`);
-  }
-  const n = pieces.length;
-  const scores = r.numberArray('tokenizer.ggml.scores', n) ?? new Array<number>(n).fill(0);
-  const rawTypes = r.numberArray('tokenizer.ggml.token_type', n);
-  const types = new Uint8Array(n).fill(TokenType.Normal);
-  if (rawTypes) {
-    for (let i = 0; i < n; i++) {
-      const t = rawTypes[i]!;
-      if (!Number.isInteger(t) || t < 0 || t > TokenType.Byte) throw new ModelFormatError(`${r.source}: token ${i} has unknown token type ${t}`);
-      types[i] = t;
-    }
-  }
-  const bos = r.tokenId('tokenizer.ggml.bos_token_id', n, 1);
-  const eos = r.tokenId('tokenizer.ggml.eos_token_id', n, 2);
-  const unk = r.tokenId('tokenizer.ggml.unknown_token_id', n, 0);
-  const end = new Set<number>();
-  for (const key of ['eos', 'eot', 'eom']) {
-    const id = r.tokenId(`tokenizer.ggml.${key}_token_id`, n, key === 'eos' ? eos : null);
-    if (id !== null) end.add(id);
-  }
-  // Like llama.cpp: well-known end-of-turn texts also end generation (e.g. Gemma's <end_of_turn>).
-  for (let i = 0; i < n; i++) {
-    if ((types[i] === TokenType.Control || types[i] === TokenType.UserDefined) && END_OF_TURN_TEXTS.has(pieces[i]!)) end.add(i);
-  }
+  const { pieces, types, bos, eos, unk, endOfGeneration: end } = readGgufVocab(r, { bos: 1, eos: 2, unk: 0 });
+  const scores = r.numberArray('tokenizer.ggml.scores', pieces.length) ?? new Array<number>(pieces.length).fill(0);
   return createSpmTokenizer({
     pieces, scores, types, bos, eos, unk,
     endOfGeneration: end,

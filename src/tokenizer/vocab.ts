@@ -4,6 +4,7 @@
  */
 import { ModelFormatError } from '../errors.js';
 import type { MetaValue } from '../format/model-file.js';
+import { TokenType } from './tokenizer.js';
 
 /** SentencePiece's visible space, U+2581 "▁", used in place of ' ' inside vocabulary pieces. */
 export const SPM_SPACE = '\u2581';
@@ -117,4 +118,49 @@ export class MetaReader {
     if (v < 0 || v >= n) throw new ModelFormatError(`${this.source}: metadata ${key} = ${v} is outside the vocabulary (${n} tokens)`);
     return v;
   }
+}
+
+/** The parts every GGUF vocabulary shares, whatever its `tokenizer.ggml.model`. */
+export interface GgufVocab {
+  pieces: string[];
+  types: Uint8Array;
+  bos: number | null;
+  eos: number | null;
+  unk: number | null;
+  /** eos, eot and eom ids, plus control/user-defined tokens with a well-known end-of-turn text. */
+  endOfGeneration: Set<number>;
+}
+
+/**
+ * Read `tokenizer.ggml.tokens/token_type` and the special ids, with the given defaults for absent
+ * ids (llama.cpp's SPM defaults are unk 0, BOS 1, EOS 2; BPE vocabularies have none).
+ */
+export function readGgufVocab(r: MetaReader, defaults: { bos: number | null; eos: number | null; unk: number | null }): GgufVocab {
+  const pieces = r.stringArray('tokenizer.ggml.tokens');
+  if (pieces === undefined || pieces.length === 0) {
+    throw new ModelFormatError(`${r.source}: tokenizer metadata tokenizer.ggml.tokens is missing or empty`);
+  }
+  const n = pieces.length;
+  const rawTypes = r.numberArray('tokenizer.ggml.token_type', n);
+  const types = new Uint8Array(n).fill(TokenType.Normal);
+  if (rawTypes) {
+    for (let i = 0; i < n; i++) {
+      const t = rawTypes[i]!;
+      if (!Number.isInteger(t) || t < 0 || t > TokenType.Byte) throw new ModelFormatError(`${r.source}: token ${i} has unknown token type ${t}`);
+      types[i] = t;
+    }
+  }
+  const bos = r.tokenId('tokenizer.ggml.bos_token_id', n, defaults.bos);
+  const eos = r.tokenId('tokenizer.ggml.eos_token_id', n, defaults.eos);
+  const unk = r.tokenId('tokenizer.ggml.unknown_token_id', n, defaults.unk);
+  const endOfGeneration = new Set<number>();
+  for (const key of ['eos', 'eot', 'eom']) {
+    const id = r.tokenId(`tokenizer.ggml.${key}_token_id`, n, key === 'eos' ? eos : null);
+    if (id !== null) endOfGeneration.add(id);
+  }
+  // Like llama.cpp: well-known end-of-turn texts also end generation (e.g. Gemma's <end_of_turn>).
+  for (let i = 0; i < n; i++) {
+    if ((types[i] === TokenType.Control || types[i] === TokenType.UserDefined) && END_OF_TURN_TEXTS.has(pieces[i]!)) endOfGeneration.add(i);
+  }
+  return { pieces, types, bos, eos, unk, endOfGeneration };
 }
