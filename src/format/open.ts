@@ -15,8 +15,11 @@ export interface OpenOptions {
   allocate?: (bytes: number) => Uint8Array;
 }
 
-/** Read a whole file into one buffer (chunked reads, so files > 2 GiB work). */
-export function readWholeFile(path: string, allocate?: (n: number) => Uint8Array): Uint8Array {
+/**
+ * Open a model file for reading: a missing file, a directory or an unreadable path is a
+ * ModelFormatError that names it. The caller closes the returned descriptor.
+ */
+export function openForReading(path: string): { fd: number; size: number } {
   let fd: number;
   try {
     fd = openSync(path, 'r');
@@ -26,10 +29,18 @@ export function readWholeFile(path: string, allocate?: (n: number) => Uint8Array
     if (code === 'EISDIR') throw new ModelFormatError(`expected a model file but got a directory: ${path}`);
     throw new ModelFormatError(`cannot open ${path}: ${(e as Error).message}`);
   }
+  const st = fstatSync(fd);
+  if (st.isDirectory()) {
+    closeSync(fd);
+    throw new ModelFormatError(`expected a model file but got a directory: ${path}`);
+  }
+  return { fd, size: st.size };
+}
+
+/** Read a whole file into one buffer (chunked reads, so files > 2 GiB work). */
+export function readWholeFile(path: string, allocate?: (n: number) => Uint8Array): Uint8Array {
+  const { fd, size } = openForReading(path);
   try {
-    const st = fstatSync(fd);
-    if (st.isDirectory()) throw new ModelFormatError(`expected a model file but got a directory: ${path}`);
-    const size = st.size;
     const buf = allocate ? allocate(size) : new Uint8Array(size);
     let pos = 0;
     const CHUNK = 1 << 28;

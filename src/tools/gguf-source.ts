@@ -2,9 +2,10 @@
  * A GGUF file opened for conversion: the header is parsed, tensor data stay on disk and are
  * read on demand, a range at a time, so converting a model never holds the whole input.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, readSync } from 'node:fs';
 import { ModelFormatError } from '../errors.js';
 import { GGUF_MAGIC, parseGGUF, type GGUFParsed } from '../format/gguf.js';
+import { openForReading } from '../format/open.js';
 
 export interface GGUFSource extends GGUFParsed {
   path: string;
@@ -26,18 +27,8 @@ function readAt(fd: number, buf: Uint8Array, offset: number, path: string): void
 
 /** Open a GGUF file and parse its header; throws ModelFormatError for a missing or non-GGUF file. */
 export function openGGUFSource(path: string): GGUFSource {
-  let fd: number;
+  const { fd, size } = openForReading(path);
   try {
-    fd = openSync(path, 'r');
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new ModelFormatError(`model file not found: ${path}`);
-    throw new ModelFormatError(`cannot open ${path}: ${(e as Error).message}`);
-  }
-  try {
-    const st = fstatSync(fd);
-    if (st.isDirectory()) throw new ModelFormatError(`expected a model file but got a directory: ${path}`);
-    const size = st.size;
     if (size < 4) throw new ModelFormatError(`${path}: not a GGUF file (${size} bytes)`);
     const magic = new Uint8Array(4);
     readAt(fd, magic, 0, path);
