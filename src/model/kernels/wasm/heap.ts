@@ -67,7 +67,7 @@ export class WasmHeap {
   f32Managed = (n: number): Float32Array => {
     const bytes = n * 4;
     const ptr = this.freeBlocks.get(bytes)?.pop() ?? this.alloc(bytes);
-    const a = new Float32Array(this.memory.buffer, ptr, n);
+    const a = new Float32Array(this.buffer(), ptr, n);
     a.fill(0);
     this.registry.register(a, { ptr, bytes });
     return a;
@@ -76,13 +76,26 @@ export class WasmHeap {
   /** A fresh Uint8Array of `bytes` inside the memory (e.g. openModelFile's `allocate`: weights land here, never copied). */
   allocate = (bytes: number): Uint8Array => {
     const p = this.alloc(bytes);
-    return new Uint8Array(this.memory.buffer, p, bytes);
+    return new Uint8Array(this.buffer(), p, bytes);
   };
 
   /** A fresh zeroed Float32Array of n values inside the memory. */
   f32(n: number): Float32Array {
     const p = this.alloc(n * 4);
-    return new Float32Array(this.memory.buffer, p, n);
+    return new Float32Array(this.buffer(), p, n);
+  }
+
+  /**
+   * The memory's current buffer object, remembered as ours. V8 may hand out a new
+   * SharedArrayBuffer object for the same memory (not only after grow), so every view this heap
+   * creates is made on a buffer object recorded here; otherwise owns() could miss it and the
+   * backend would fall back to copies or the JS kernels (seen: different numerics on a model's
+   * first call when a second backend existed in the process).
+   */
+  private buffer(): SharedArrayBuffer {
+    const b = this.memory.buffer;
+    this.buffers.add(b);
+    return b;
   }
 
   /** Whether `view` lies inside this memory (so its byteOffset is a wasm pointer). */

@@ -5,7 +5,7 @@ import { sum32 } from './simd';
 import { dotRowQ, dotRowQx4, hasIntDot } from './q8';
 import { Q4_0, Q8_0 } from './rows';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
-export { quantizeBlocks, dotRowQ, hasIntDot, dotQ4_0, dotQ8_0 } from './q8';
+export { quantizeBlocks, dotRowQ, hasIntDot } from './q8';
 export { rmsnorm, softmax, swiglu, gelu, rope, attention, add } from './ops';
 
 /** First byte the host may use (end of this module's static data). */
