@@ -9,6 +9,8 @@ import { register as synth } from './synth.js';
 import { register as template } from './template.js';
 import { register as chat } from './chat.js';
 import { register as score } from './score.js';
+import { register as serve } from './serve.js';
+import { register as inspect } from './inspect.js';
 
 export type RegisterCommand = (program: Command) => void;
 
@@ -22,4 +24,6 @@ export const commands: RegisterCommand[] = [
   template,
   chat,
   score,
+  serve,
+  inspect,
 ];

@@ -13,7 +13,7 @@ import { logSumExp, processedLogprobs, rawLogprobs } from '../decode/logprobs.js
 import { createJsonConstraint, createJsonSchemaConstraint } from '../decode/constraints/factories.js';
 import { createSamplingChain, SAMPLING_OPTION_KEYS, type SamplingOptions } from '../decode/options.js';
 import { createRng } from '../decode/rng.js';
-import type { ProcessorContext } from '../decode/types.js';
+import type { Candidates, ProcessorContext } from '../decode/types.js';
 import type { KVCache } from '../kv/cache.js';
 import { createStreamDecoder, type StreamDecoder } from '../tokenizer/stream-decoder.js';
 import { beamSearch } from './beam-search.js';
@@ -54,13 +54,51 @@ export interface GenerateOptions extends SamplingOptions, StrategyOptions {
   jsonMode?: boolean;
   /** JSON-Schema mode: the output is JSON valid against this schema (object form of the schema). */
   jsonSchema?: unknown;
+  /**
+   * An observer of each step of the loop (src/inspect/trace.ts builds one). When absent the loop
+   * does no extra work. Not available with beam search.
+   */
+  trace?: GenerationTracer;
+}
+
+/** What a tracer sees at each step (valid only during the call: buffers are reused). */
+export interface TraceStepInfo {
+  sequence: number;
+  /** 0-based index of the generated token within its sequence. */
+  index: number;
+  /** The chosen id and its log-probability under the raw distribution. */
+  id: number;
+  logprob: number;
+  /** The model's raw logits for this step. */
+  logits: Float32Array;
+  /** The processed candidates the sampler chose from. */
+  candidates: Candidates;
+  /** The chain, its processors still in the state they had when choosing (accept() not yet called). */
+  chain: SamplingChain;
+  /** The context the processors saw (prompt + tokens generated before this one). */
+  ctx: ProcessorContext;
+  /** KV-cache positions and bytes when the token was chosen (before its own forward pass). */
+  cacheLength: number;
+  cacheBytes: number;
+  /** Time spent in the processors and the sampler. */
+  selectMs: number;
+}
+
+/** An observer of the generation loop; every call is synchronous, inside the loop. */
+export interface GenerationTracer {
+  /** After the prompt is in the cache. */
+  prefill?(info: { promptTokens: readonly number[]; ms: number; cacheLength: number; cacheBytes: number }): void;
+  /** After a token is chosen, before the chain accepts it. */
+  step(info: TraceStepInfo): void;
+  /** After the chosen token's forward pass (the cache grew by one). */
+  forward?(info: { sequence: number; index: number; ms: number; cacheLength: number; cacheBytes: number }): void;
 }
 
 export function createSession(): Session {
   return { cache: null, tokens: [] };
 }
 
-const OWN_KEYS = ['maxTokens', 'stop', 'signal', 'addBos', 'parseSpecial', 'contextLength', 'session', 'stopAtEndOfGeneration', 'jsonMode', 'jsonSchema'] as const;
+const OWN_KEYS = ['maxTokens', 'stop', 'signal', 'addBos', 'parseSpecial', 'contextLength', 'session', 'stopAtEndOfGeneration', 'jsonMode', 'jsonSchema', 'trace'] as const;
 type OwnOptions = Pick<GenerateOptions, (typeof OWN_KEYS)[number]>;
 const KNOWN = new Set<string>([...OWN_KEYS, ...STRATEGY_OPTION_KEYS, ...SAMPLING_OPTION_KEYS]);
 
@@ -89,6 +127,9 @@ function splitOptions(options: GenerateOptions): { own: OwnOptions; strategy: St
   if (o.jsonMode === true && o.jsonSchema !== undefined) throw new InvalidOptionError('jsonMode and jsonSchema are exclusive: a schema already implies JSON output');
   if (o.jsonSchema !== undefined && (typeof o.jsonSchema !== 'object' || o.jsonSchema === null || Array.isArray(o.jsonSchema)) && typeof o.jsonSchema !== 'boolean') {
     throw new InvalidOptionError('jsonSchema must be a JSON Schema object');
+  }
+  if (o.trace !== undefined && (typeof o.trace !== 'object' || o.trace === null || typeof o.trace.step !== 'function')) {
+    throw new InvalidOptionError('trace must be an object with a step() method');
   }
   return { own: o, strategy: strategy as StrategyOptions, sampling: sampling as SamplingOptions };
 }
@@ -156,6 +197,7 @@ export async function* generate(lm: LanguageModel, prompt: string | readonly num
   const eog = own.stopAtEndOfGeneration === false ? new Set<number>() : lm.endOfGeneration;
   const stop = own.stop ?? [];
   if (strategy.kind === 'beam') {
+    if (own.trace !== undefined) throw new InvalidOptionError('trace is not supported with beam search (numBeams > 1)');
     yield await beamSearch(lm, pre, chain, strategy, { maxTokens, stop, eog, topLogprobs: strategyOptions.topLogprobs, signal: own.signal, sessionCache: own.session !== undefined });
     return;
   }
@@ -184,6 +226,8 @@ export async function* generate(lm: LanguageModel, prompt: string | readonly num
     });
   }
   const useSession = session !== undefined && n === 1;
+  const tracer = own.trace;
+  tracer?.prefill?.({ promptTokens, ms: pre.prefillMs, cacheLength: pre.cache.length, cacheBytes: pre.cache.bytes });
 
   const tDecode = performance.now();
   let decodeForwards = 0;
@@ -200,8 +244,13 @@ export async function* generate(lm: LanguageModel, prompt: string | readonly num
           break;
         }
         const logits = t.logits;
+        const tSelect = tracer ? performance.now() : 0;
         const id = t.chain.sample(logits, t.ctx);
         const lp = logits[id]! - logSumExp(logits);
+        if (tracer) {
+          tracer.step({ sequence: t.index, index: t.tokens.length, id, logprob: lp, logits, candidates: t.chain.candidates!, chain: t.chain,
+            ctx: t.ctx, cacheLength: t.cache.length, cacheBytes: t.cache.bytes, selectMs: performance.now() - tSelect });
+        }
         let details: TokenLogprobs | undefined;
         if (topN !== undefined) {
           details = { raw: rawLogprobs(logits, id, topN), processed: processedLogprobs(t.chain.candidates!, id, topN) };
@@ -232,8 +281,10 @@ export async function* generate(lm: LanguageModel, prompt: string | readonly num
         yield ev;
         if (finish) { open--; continue; }
 
+        const tForward = tracer ? performance.now() : 0;
         t.logits = model.forward([id], t.cache);
         decodeForwards++;
+        if (tracer?.forward) tracer.forward({ sequence: t.index, index: t.tokens.length - 1, ms: performance.now() - tForward, cacheLength: t.cache.length, cacheBytes: t.cache.bytes });
         if (useSession) session.tokens.push(id);
         if (performance.now() - lastYield >= YIELD_EVERY_MS) {
           await new Promise<void>((r) => setImmediate(r));
