@@ -29,6 +29,8 @@ export interface TraceCandidate {
   logit: number;
   /** Probability within the distribution this entry belongs to. */
   prob: number;
+  /** Whether the token is still live where the sampler chose (survived every processor). */
+  kept: boolean;
 }
 
 /** The live candidates after one processor of the chain. */
@@ -120,6 +122,9 @@ export class Tracer implements GenerationTracer {
   prefillInfo: Trace['prefill'] = { ms: 0, cacheLength: 0, cacheBytes: 0 };
   promptTokens: number[] = [];
   private scratch: Candidates | null = null;
+  /** keptMark[id] === keptStamp ⇔ id is live in the sampled distribution of the current step. */
+  private keptMark = new Uint32Array(0);
+  private keptStamp = 0;
   /** Last step of each sequence, waiting for its forward pass. */
   private readonly pending = new Map<number, TraceStep>();
 
@@ -135,11 +140,15 @@ export class Tracer implements GenerationTracer {
   step(s: TraceStepInfo): void {
     const t0 = performance.now();
     const tok = this.tokenizer;
+    const vocab = s.logits.length;
+    const fin = s.candidates;
+    if (this.keptMark.length < vocab) { this.keptMark = new Uint32Array(vocab); this.keptStamp = 0; }
+    const mark = ++this.keptStamp;
+    for (let i = 0; i < fin.size; i++) if (fin.logits[i]! !== -Infinity) this.keptMark[fin.ids[i]!] = mark;
     const entry = (c: Candidates, i: number, lse: number): TraceCandidate => {
       const id = c.ids[i]!, logit = c.logits[i]!;
-      return { id, piece: pieceOf(tok, id), logit, prob: Math.exp(logit - lse) };
+      return { id, piece: pieceOf(tok, id), logit, prob: Math.exp(logit - lse), kept: this.keptMark[id] === mark };
     };
-    const vocab = s.logits.length;
     if (this.scratch === null || this.scratch.ids.length < vocab) this.scratch = createCandidates(vocab);
     const c = fillCandidates(this.scratch, s.logits);
     const rawLse = logSumExp(s.logits);
@@ -162,7 +171,6 @@ export class Tracer implements GenerationTracer {
       stages.push(stage(p.name, p.params ?? {}));
     }
     // The distribution the sampler drew from: the loop's own processed candidates.
-    const fin = s.candidates;
     const finLse = logSumExp(fin.logits, fin.size);
     let processedProb = 0;
     for (let i = 0; i < fin.size; i++) if (fin.ids[i] === s.id) { processedProb = Math.exp(fin.logits[i]! - finLse); break; }
