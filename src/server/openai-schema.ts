@@ -44,10 +44,10 @@ export const completionRequest = z.strictObject({
   ...sampling,
   prompt: z.union([
     z.string(),
-    z.array(z.string()).length(1, 'a batch of several prompts is not supported: send one prompt per request'),
+    z.array(z.string()).length(1),
     z.array(z.number().int()).min(1),
-    z.array(z.array(z.number().int()).min(1)).length(1, 'a batch of several prompts is not supported: send one prompt per request'),
-  ]),
+    z.array(z.array(z.number().int()).min(1)).length(1),
+  ], { error: 'expected a string, a non-empty array of token ids, or a one-element array of either' }),
   logprobs: z.number().int().min(0).max(MAX_LOGPROBS).nullish(),
   echo: z.boolean().nullish(),
   best_of: z.number().int().min(1).max(MAX_N).nullish(),
@@ -175,6 +175,10 @@ export function parseCompletionRequest(body: unknown): CompletionRequest {
   const o = asObject(body);
   rejectUnsupported(o, UNSUPPORTED_COMMON);
   if (o['echo'] === true) throw unsupportedParam('echo', 'echoing the prompt is not implemented (echo must be false)');
+  const prompt = o['prompt'];
+  if (Array.isArray(prompt) && prompt.length > 1 && prompt.every((p) => typeof p === 'string' || Array.isArray(p))) {
+    throw unsupportedParam('prompt', `a batch of ${prompt.length} prompts cannot be served in one request: send one prompt per request`);
+  }
   if (typeof o['suffix'] === 'string' && o['suffix'] !== '') throw unsupportedParam('suffix', 'insertion (fill-in-the-middle) is not implemented');
   const req = validate(completionRequest, o);
   checkStreamOptions(req);
