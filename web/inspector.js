@@ -162,3 +162,10 @@ document.addEventListener('keydown', (e) => {
   if (e.key === 'ArrowLeft') show(current - 1);
   if (e.key === 'ArrowRight') show(current + 1);
 });
+
+// A link can carry the settings (?prompt=...&temperature=...&run=1): fill the form, and run when asked.
+const params = new URLSearchParams(location.search);
+for (const k of ['prompt', 'max_tokens', 'temperature', 'top_k', 'top_p', 'min_p', 'seed', 'top']) {
+  if (params.has(k)) $(k).value = params.get(k);
+}
+if (params.get('run') === '1') $('run-form').requestSubmit();
