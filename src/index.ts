@@ -34,3 +34,6 @@ export type { EarlyStopping } from './decode/beam.js';
 export { Conversation } from './chat/conversation.js';
 export type { ConversationOptions, TurnOptions, ChatEvent, TrimmedEvent } from './chat/conversation.js';
 export { endOfTurnIds, templateEndOfTurnId } from './chat/end-of-turn.js';
+export { Tracer, traceGeneration } from './inspect/trace.js';
+export type { Trace, TraceStep, TraceStage, TraceCandidate, TraceOptions } from './inspect/trace.js';
+export type { GenerationTracer, TraceStepInfo } from './generate/generate.js';
