@@ -1,21 +1,25 @@
 /**
- * A worker_threads pool over the shared kernel memory. The calling thread is thread 0 and takes a
- * slice too; workers 1..n-1 wait on a shared control block (Atomics.wait/notify), so one dispatch
- * costs microseconds, not a postMessage round trip. Work is split by whole rows (matmul) or whole
- * heads (attention) with splitRange, so results are bit-identical for any thread count.
+ * A worker_threads pool over the shared kernel memory. The calling thread is thread 0 and works
+ * too; workers 1..n-1 wait on a shared control block (Atomics.wait/notify), so one dispatch costs
+ * microseconds, not a postMessage round trip. Work is cut into chunks of whole rows (matmul) or
+ * whole heads (attention) that threads claim dynamically, so a worker the OS has not scheduled
+ * (a loaded machine) delays nothing: the calling thread takes the chunks itself. Every row is
+ * computed by the same code whoever claims it, so results are bit-identical for any thread count.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { InvalidOptionError } from '../../../errors.js';
 import type { KernelExports } from '../wasm/module.js';
 import type { WasmMemory, WasmModule } from '../wasm/wasm-api.js';
-import { CTRL, CTRL_BYTES, OP, splitRange } from './protocol.js';
+import { CTRL, CTRL_BYTES, OP, TAG_MASK, chunkRange } from './protocol.js';
 import { WORKER_SOURCE } from './worker-source.js';
 
 /** Spin iterations before a thread sleeps (covers the gap between consecutive ops of one token). */
 const SPIN = 20000;
 /** A dispatch that is not finished after this long means a worker died: fail instead of hanging. */
 const STALL_MS = 60000;
+/** Chunks per thread of one op: enough to rebalance when a thread is late, few enough to stay cheap. */
+const CHUNKS_PER_THREAD = 4;
 
 /** Resolve the `threads` option: default os.availableParallelism(), never more than the cores. */
 export function resolveThreads(threads: number | undefined): number {
@@ -41,7 +45,7 @@ export class ThreadPool {
     this.I = new Int32Array(ctrl, 0, 16);
     this.F = new Float64Array(ctrl, CTRL.ARGS_BYTE_OFFSET, CTRL.N_ARGS);
     for (let i = 1; i < size; i++) {
-      const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { module, memory, ctrl, index: i, nThreads: size, spin: SPIN } });
+      const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { module, memory, ctrl, index: i, spin: SPIN } });
       // A parked worker must not keep the process alive; close() stops them explicitly.
       w.unref();
       w.on('error', (e) => { this.failure = e; });
@@ -49,42 +53,56 @@ export class ThreadPool {
     }
   }
 
-  /** Rows [r0, r1) of a matmul (see the wasm `matmul`), split across all threads. */
+  /** A matmul (see the wasm `matmul`), its rows claimed in chunks by all threads. */
   matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number): void {
-    this.dispatch(OP.MATMUL, [type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], () => {
-      const [r0, r1] = splitRange(0, nOut, this.size);
-      if (r1 > r0) this.k.matmul(type, out, w, x, xs, xq, xd, nIn, nOut, nTok, r0, r1, scratch);
+    this.dispatch(OP.MATMUL, [type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, (r0, r1) => {
+      this.k.matmul(type, out, w, x, xs, xq, xd, nIn, nOut, nTok, r0, r1, scratch);
     });
   }
 
-  /** Attention (see the wasm `attention`), heads split across all threads. */
+  /** Attention (see the wasm `attention`), its heads claimed in chunks by all threads. */
   attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number): void {
-    this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride], () => {
-      const [h0, h1] = splitRange(0, nHead, this.size);
-      if (h1 > h0) this.k.attention(out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, h0, h1, scratch);
+    this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride], nHead, (h0, h1) => {
+      this.k.attention(out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, h0, h1, scratch);
     });
   }
 
-  private dispatch(op: number, args: number[], own: () => void): void {
+  /** Run `run` over chunks of [0, n) on all threads (the calling thread uses scratch slot 0). */
+  private dispatch(op: number, args: number[], n: number, run: (lo: number, hi: number) => void): void {
     if (this.closed) throw new Error('thread pool is closed');
     const { I, F } = this;
+    const size = Math.max(1, Math.ceil(n / (this.size * CHUNKS_PER_THREAD)));
+    const nChunks = Math.ceil(n / size);
     for (let i = 0; i < args.length; i++) F[i] = args[i]!;
-    Atomics.store(I, CTRL.DONE, 0);
+    F[CTRL.N_ARGS - 1] = size;
+    const gen = (Atomics.load(I, CTRL.GEN) + 1) | 0;
+    const tag = gen & TAG_MASK;
+    Atomics.store(I, CTRL.FIN, 0);
     Atomics.store(I, CTRL.ERR, 0);
     Atomics.store(I, CTRL.OP, op);
-    Atomics.add(I, CTRL.GEN, 1);
+    Atomics.store(I, CTRL.NCHUNK, nChunks);
+    Atomics.store(I, CTRL.NEXT, tag << 16);
+    Atomics.store(I, CTRL.GEN, gen);
     Atomics.notify(I, CTRL.GEN);
     let ownError: unknown = null;
-    try { own(); } catch (e) { ownError = e; }
-    const nW = this.size - 1;
-    let d = Atomics.load(I, CTRL.DONE);
-    for (let s = 0; d !== nW && s < SPIN; s++) d = Atomics.load(I, CTRL.DONE);
+    for (;;) {
+      const v = Atomics.load(I, CTRL.NEXT);
+      const c = v & 0xffff;
+      if (c >= nChunks) break;
+      if (Atomics.compareExchange(I, CTRL.NEXT, v, v + 1) !== v) continue;
+      const [lo, hi] = chunkRange(c, n, size);
+      try { run(lo, hi); } catch (e) { ownError ??= e; }
+      Atomics.add(I, CTRL.FIN, 1);
+    }
+    // wait only for chunks that workers have claimed and not yet finished
+    let d = Atomics.load(I, CTRL.FIN);
+    for (let s = 0; d !== nChunks && s < SPIN; s++) d = Atomics.load(I, CTRL.FIN);
     const t0 = Date.now();
-    while (d !== nW) {
-      Atomics.wait(I, CTRL.DONE, d, 1000);
-      d = Atomics.load(I, CTRL.DONE);
-      if (d !== nW && Date.now() - t0 > STALL_MS) {
-        throw new Error(`thread pool: ${nW - d} worker(s) did not finish within ${STALL_MS / 1000} s${this.failure ? ` (${String(this.failure)})` : ''}`);
+    while (d !== nChunks) {
+      Atomics.wait(I, CTRL.FIN, d, 1000);
+      d = Atomics.load(I, CTRL.FIN);
+      if (d !== nChunks && Date.now() - t0 > STALL_MS) {
+        throw new Error(`thread pool: ${nChunks - d} chunk(s) not finished within ${STALL_MS / 1000} s${this.failure ? ` (${String(this.failure)})` : ''}`);
       }
     }
     if (ownError) throw ownError;

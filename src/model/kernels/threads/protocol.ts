@@ -1,11 +1,15 @@
 /**
  * Layout of the control block shared by the pool and its workers (a small SharedArrayBuffer).
- * Dispatch: the main thread writes the op and its arguments, bumps GEN and notifies; every worker
- * runs its slice and increments DONE; the last one notifies the main thread. No postMessage per op.
+ * Dispatch: the main thread writes the op, its arguments and the number of chunks, resets FIN,
+ * sets NEXT to (generation tag, chunk 0), bumps GEN and notifies. Every thread (the main one
+ * included) then claims chunks with a compare-exchange on NEXT until none are left, and adds one
+ * to FIN per finished chunk; the main thread returns when FIN reaches the chunk count. A worker
+ * that is slow to wake (a loaded machine) simply claims fewer chunks, or none: the caller never
+ * waits for a thread that has not started. No postMessage per op.
  */
 export const CTRL = {
-  /** Int32 slots. */
-  GEN: 0, DONE: 1, OP: 2, ERR: 3,
+  /** Int32 slots. FIN: chunks finished; NEXT: tag << 16 | next chunk; NCHUNK: chunks of this op. */
+  GEN: 0, FIN: 1, OP: 2, ERR: 3, NEXT: 4, NCHUNK: 5,
   /** Bytes before the Float64 argument area. */
   ARGS_BYTE_OFFSET: 64,
   /** Number of Float64 arguments. */
@@ -18,11 +22,14 @@ export const OP = { QUIT: 0, MATMUL: 1, ATTENTION: 2 } as const;
 /** Bytes of the control SharedArrayBuffer. */
 export const CTRL_BYTES = CTRL.ARGS_BYTE_OFFSET + CTRL.N_ARGS * 8;
 
+/** Generation tags are 15 bits (NEXT = tag << 16 | chunk, chunks < 65536, stays a positive int32). */
+export const TAG_MASK = 0x7fff;
+
 /**
- * [start, end) of part `i` of `n` items split into `parts` contiguous ranges. Depends only on
- * (i, n, parts), so each row is always computed whole by one thread: results do not depend on
- * the thread count.
+ * [start, end) of chunk `c` when n items are cut into chunks of `size`. Which thread computes a
+ * chunk does not matter: every row (head) is computed whole by the same code, so results do not
+ * depend on the thread count or on scheduling.
  */
-export function splitRange(i: number, n: number, parts: number): [number, number] {
-  return [Math.floor((i * n) / parts), Math.floor(((i + 1) * n) / parts)];
+export function chunkRange(c: number, n: number, size: number): [number, number] {
+  return [c * size, Math.min(n, (c + 1) * size)];
 }

@@ -22,8 +22,13 @@ export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
 /** Types whose dot product needs Σx per 32-block (they store a min/offset). */
 const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K]);
 
-/** Below this many multiply-adds a matmul runs on the calling thread only (dispatch would cost more). */
-const PARALLEL_MIN_MACS = 1 << 15;
+/**
+ * Below this many multiply-adds a matmul or attention runs on the calling thread only: waking a
+ * worker and sharing the chunks costs a few microseconds (much more when the OS is slow to
+ * schedule it), which a ~20 µs op does not repay. Measured on stories260K (width 64): with
+ * 1 << 15 its decode ran slower on 2 threads than on 1.
+ */
+const PARALLEL_MIN_MACS = 1 << 17;
 
 /** A weight matrix as the kernels see it (structurally the forward pass's `Weight`). */
 export interface MatrixWeight {
@@ -35,7 +40,7 @@ export interface MatrixWeight {
 export interface WasmBackendOptions {
   /** Threads (calling thread included). Default os.availableParallelism(); capped at the core count. */
   threads?: number;
-  /** Matmuls/attention with fewer multiply-adds run on the calling thread only. Default 32768. */
+  /** Matmuls/attention with fewer multiply-adds run on the calling thread only. Default 131072. */
   parallelMinMacs?: number;
   /**
    * Block-quantized weights (Q4_0…Q6_K): quantize the activations to int8 blocks once per matmul
