@@ -1,7 +1,7 @@
 // Entry point of the tokenloop kernel module. Memory is imported (shared, so worker threads run the
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
-import { sum32 } from './simd';
+import { hsum, sum32 } from './simd';
 import { dotRowQ, dotRowQx4, hasIntDot } from './q8';
 import { Q4_0, Q8_0 } from './rows';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
@@ -66,11 +66,50 @@ export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq:
     for (let r = r0; r < r1; r++) {
       let row = w + <usize>r * rb;
       if (type != 0) { dequantRow(type, row, scratch, nIn); row = scratch; }
-      for (let t = t0; t < t1; t++) {
+      let t = t0;
+      if ((nIn & 15) == 0) {
+        for (; t + 4 <= t1; t += 4) {
+          const o = out + ((<usize>t * <usize>nOut + <usize>r) << 2);
+          dotF32x4(row, x + <usize>t * xb, xb, nIn, o, <usize>nOut << 2);
+        }
+      }
+      for (; t < t1; t++) {
         store<f32>(out + ((<usize>t * <usize>nOut + <usize>r) << 2), dotF32(row, x + <usize>t * xb, nIn));
       }
     }
   }
+}
+
+/**
+ * Prefill: one f32 row w (n a multiple of 16) against four tokens' activations (xs apart),
+ * results at out + j·os. Each weight vector is loaded once for the four tokens; per token, groups
+ * of 16 products are summed as in dotF32 and the groups accumulate in one f32x4 (llama.cpp's
+ * precision) instead of f64. Stores between tokens keep TurboFan from hoisting every load to the
+ * top of the loop (see q8.ts dotRowQ).
+ */
+function dotF32x4(w: usize, x: usize, xs: usize, n: i32, out: usize, os: usize): void {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  for (let i = 0; i < n; i += 16) {
+    const o = <usize>i << 2;
+    const w0 = v128.load(w + o), w1 = v128.load(w + o, 16), w2 = v128.load(w + o, 32), w3 = v128.load(w + o, 48);
+    let p = x + o;
+    a0 = f32x4.add(a0, group16(w0, w1, w2, w3, p));
+    v128.store32_lane(out, a0, 0);
+    p += xs; a1 = f32x4.add(a1, group16(w0, w1, w2, w3, p));
+    v128.store32_lane(out, a1, 0);
+    p += xs; a2 = f32x4.add(a2, group16(w0, w1, w2, w3, p));
+    v128.store32_lane(out, a2, 0);
+    p += xs; a3 = f32x4.add(a3, group16(w0, w1, w2, w3, p));
+    v128.store32_lane(out, a3, 0);
+  }
+  store<f32>(out, hsum(a0)); store<f32>(out + os, hsum(a1)); store<f32>(out + 2 * os, hsum(a2)); store<f32>(out + 3 * os, hsum(a3));
+}
+
+/** (w0·x0 + w1·x1) + (w2·x2 + w3·x3) for 16 f32 of x at p: dotF32's group sum, same order. */
+// @ts-ignore: decorator
+@inline function group16(w0: v128, w1: v128, w2: v128, w3: v128, p: usize): v128 {
+  return f32x4.add(f32x4.add(f32x4.mul(w0, v128.load(p)), f32x4.mul(w1, v128.load(p, 16))),
+    f32x4.add(f32x4.mul(w2, v128.load(p, 32)), f32x4.mul(w3, v128.load(p, 48))));
 }
 
 /** xs[t·(n/32) + b] = Σ x[t·n + 32b .. 32b+31] for nTok tokens of n values (n a multiple of 32). */
