@@ -40,7 +40,8 @@ function int8Bound(wf: Float32Array, x: Float32Array, nIn: number, o: number, t:
 const REL_TOL = 2e-6 * 8;
 
 const CASES: [GGMLType, number[]][] = [
-  [GGMLType.F32, [33, 100, 257]], [GGMLType.F16, [33, 100, 257]], [GGMLType.BF16, [33, 100, 257]],
+  // 64, 256: multiples of 16 take the 4-token prefill kernel
+  [GGMLType.F32, [33, 64, 100, 257]], [GGMLType.F16, [33, 100, 256, 257]], [GGMLType.BF16, [33, 64, 257]],
   [GGMLType.Q8_0, [96, 320]], [GGMLType.Q4_0, [96, 320]], [GGMLType.Q4_1, [96, 320]],
   [GGMLType.Q5_0, [96, 320]], [GGMLType.Q5_1, [96, 320]],
   [GGMLType.Q4_K, [512, 768]], [GGMLType.Q5_K, [512, 768]], [GGMLType.Q6_K, [512, 768]],
