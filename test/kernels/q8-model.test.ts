@@ -25,7 +25,9 @@ import { needsShared, sharedPath } from '../helpers.ts';
  */
 const REL_TOL = 0.1;
 
-test('stories260K Q8_0 (int8 weights and activations) gives logits close to its F32 original; 1 and 2 threads identical', { skip: needsShared() }, () => {
+test('stories260K Q8_0 (int8 weights and activations) gives logits close to its F32 original; 1 and 2 threads identical (logits and greedy tokens)', { skip: needsShared() }, () => {
+  // every op of the 2-thread model goes through the pool (this file's process creates the backends)
+  process.env['TOKENLOOP_PARALLEL_MIN_MACS'] = '0';
   const src = sharedPath('models', 'stories260K', 'stories260K.gguf');
   const dir = mkdtempSync(join(tmpdir(), 'tokenloop-q8-'));
   try {
@@ -41,6 +43,20 @@ test('stories260K Q8_0 (int8 weights and activations) gives logits close to its 
     const got2 = b.forward(tokens, b.createCache(32), { allLogits: true });
     const dequant = exact.forward(tokens, exact.createCache(32), { allLogits: true });
     assert.deepEqual(got2, got, '2 threads differ from 1');
+    // greedy decoding through the KV cache (one-token matvecs and attention): identical too
+    const greedy = (m: typeof a): number[] => {
+      const cache = m.createCache(64);
+      let l = m.forward(tokens, cache);
+      const ids: number[] = [];
+      for (let i = 0; i < 24; i++) {
+        let best = 0;
+        for (let j = 1; j < l.length; j++) if (l[j]! > l[best]!) best = j;
+        ids.push(best);
+        l = m.forward([best], cache);
+      }
+      return ids;
+    };
+    assert.deepEqual(greedy(b), greedy(a), 'greedy tokens differ between 1 and 2 threads');
     const V = f32.config.nVocab;
     /** Worst |Δlogit|/max|logit| over positions, and at how many positions the argmax agrees. */
     const compare = (x: Float32Array, y: Float32Array): [number, number] => {

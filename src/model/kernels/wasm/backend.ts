@@ -40,7 +40,10 @@ export interface MatrixWeight {
 export interface WasmBackendOptions {
   /** Threads (calling thread included). Default os.availableParallelism(); capped at the core count. */
   threads?: number;
-  /** Matmuls/attention with fewer multiply-adds run on the calling thread only. Default 131072. */
+  /**
+   * Matmuls/attention with fewer multiply-adds run on the calling thread only. Default 131072, or
+   * the environment variable TOKENLOOP_PARALLEL_MIN_MACS (0: every op goes through the pool).
+   */
   parallelMinMacs?: number;
   /**
    * Block-quantized weights (Q4_0…Q6_K): quantize the activations to int8 blocks once per matmul
@@ -63,7 +66,8 @@ export class WasmBackend {
 
   constructor(opts: WasmBackendOptions = {}) {
     this.threads = resolveThreads(opts.threads);
-    this.parallelMin = opts.parallelMinMacs ?? PARALLEL_MIN_MACS;
+    const env = Number(process.env['TOKENLOOP_PARALLEL_MIN_MACS']);
+    this.parallelMin = opts.parallelMinMacs ?? (process.env['TOKENLOOP_PARALLEL_MIN_MACS'] && Number.isInteger(env) && env >= 0 ? env : PARALLEL_MIN_MACS);
     this.int8 = opts.int8Activations ?? true;
     const memory = createSharedMemory();
     this.kernels = instantiateKernels(memory);
