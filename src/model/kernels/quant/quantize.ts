@@ -1,15 +1,24 @@
 /**
- * Reference quantizers (round to nearest, as ggml's quantize_row_*_ref):
- *  Q8_0: per 32 values, d = max|x| / 127, q = round(x / d) ∈ [−127, 127]; stored d is f16.
- *  Q4_0: per 32 values, m = the value of largest magnitude (with its sign), d = m / −8,
- *        q = min(15, trunc(x / d + 8.5)) ∈ [0, 15]; decodes as d·(q − 8).
+ * Reference row quantizers, bit-exact with ggml's `quantize_row_q8_0_ref` / `quantize_row_q4_0_ref`
+ * (ggml-quants.c): every intermediate is rounded to f32 as C does, and halves round away from zero
+ * (C's roundf), so files we write match llama-quantize's output for the same tensor.
+ *  Q8_0: per 32 values, d = max|x| / 127, q = roundf(x / d) ∈ [−127, 127]; stored d is f16.
+ *  Q4_0: per 32 values, m = the value of largest magnitude (the first on ties, with its sign),
+ *        d = m / −8, q = min(15, (int8)(x / d + 8.5)) ∈ [0, 15]; decodes as d·(q − 8).
  * Output bytes follow the layouts in dequantize.ts. n must be a multiple of 32.
  */
 import { InvalidOptionError } from '../../../errors.js';
 import { F16_TABLE, f32ToF16 } from '../../../format/dtypes.js';
 
+const fround = Math.fround;
+
 function check(n: number): void {
   if (n % 32 !== 0) throw new InvalidOptionError(`quantization needs a multiple of 32 values, got ${n}`);
+}
+
+/** C's roundf: halves away from zero (Math.round sends -2.5 to -2). */
+function roundf(v: number): number {
+  return v < 0 ? -Math.round(-v) : Math.round(v);
 }
 
 /** x[0..n) → Q8_0 blocks (34 bytes per 32 values). */
@@ -17,14 +26,14 @@ export function quantizeQ8_0(x: ArrayLike<number>, n: number = x.length): Uint8A
   check(n);
   const out = new Uint8Array((n / 32) * 34);
   for (let b = 0; b < n / 32; b++) {
+    const x0 = b * 32, p = b * 34;
     let amax = 0;
-    for (let j = 0; j < 32; j++) amax = Math.max(amax, Math.abs(x[b * 32 + j]!));
-    const d = amax / 127;
-    const id = d ? 1 / d : 0;
+    for (let j = 0; j < 32; j++) { const a = Math.abs(x[x0 + j]!); if (a > amax) amax = a; }
+    const d = fround(amax / 127);
+    const id = d !== 0 ? fround(1 / d) : 0;
     const hb = f32ToF16(d);
-    const p = b * 34;
     out[p] = hb & 0xff; out[p + 1] = hb >> 8;
-    for (let j = 0; j < 32; j++) out[p + 2 + j] = Math.round(x[b * 32 + j]! * id) & 0xff;
+    for (let j = 0; j < 32; j++) out[p + 2 + j] = roundf(fround(x[x0 + j]! * id)) & 0xff;
   }
   return out;
 }
@@ -34,19 +43,17 @@ export function quantizeQ4_0(x: ArrayLike<number>, n: number = x.length): Uint8A
   check(n);
   const out = new Uint8Array((n / 32) * 18);
   for (let b = 0; b < n / 32; b++) {
+    const x0 = b * 32, p = b * 18;
     let amax = 0, mx = 0;
-    for (let j = 0; j < 32; j++) {
-      const v = x[b * 32 + j]!;
-      if (Math.abs(v) > amax) { amax = Math.abs(v); mx = v; }
-    }
-    const d = mx / -8;
-    const id = d ? 1 / d : 0;
+    for (let j = 0; j < 32; j++) { const v = x[x0 + j]!; if (amax < Math.abs(v)) { amax = Math.abs(v); mx = v; } }
+    const d = fround(mx / -8);
+    const id = d !== 0 ? fround(1 / d) : 0;
     const hb = f32ToF16(d);
-    const p = b * 18;
     out[p] = hb & 0xff; out[p + 1] = hb >> 8;
     for (let j = 0; j < 16; j++) {
-      const q0 = Math.min(15, Math.trunc(x[b * 32 + j]! * id + 8.5));
-      const q1 = Math.min(15, Math.trunc(x[b * 32 + 16 + j]! * id + 8.5));
+      // (int8_t)(x + 8.5f) truncates; the argument is ≥ 0.5 so truncation is floor.
+      const q0 = Math.min(15, Math.trunc(fround(fround(x[x0 + j]! * id) + 8.5)));
+      const q1 = Math.min(15, Math.trunc(fround(fround(x[x0 + 16 + j]! * id) + 8.5)));
       out[p + 2 + j] = q0 | (q1 << 4);
     }
   }
