@@ -1,8 +1,10 @@
 /**
- * Matrix-vector (decode) throughput per weight type: plain TypeScript kernels vs the WebAssembly
- * SIMD backend with 1 and 2 threads, on 110M-model shapes. GFLOP/s counts 2·nIn·nOut per matvec;
- * GB/s counts the weight bytes read (the roofline for decode is memory bandwidth).
- * Run: node --import tsx bench/kernels.ts [--quick]
+ * Matmul throughput per weight type on 110M-model shapes: plain TypeScript kernels vs the
+ * WebAssembly backend (SIMD128 build and, where the runtime has it, the relaxed-SIMD build) with
+ * 1 thread, and the default build with 2 threads. GFLOP/s counts 2·nIn·nOut per token; GB/s counts
+ * the weight bytes read (the roofline for decode is memory bandwidth).
+ * Run: node --import tsx bench/kernels.ts [--quick] [--tokens N] [--types F16,Q4_0] [--no-js]
+ * (--tokens N: N tokens per matmul, the prefill kernels; default 1, decode.)
  */
 import { pathToFileURL } from 'node:url';
 import { createRng } from '../src/decode/rng.js';
@@ -11,6 +13,7 @@ import { matmul as jsMatmul } from '../src/model/kernels/matmul.js';
 import { quantMatmulRef } from '../src/model/kernels/quant/matmul-ref.js';
 import { quantizeQ4_0, quantizeQ8_0 } from '../src/model/kernels/quant/quantize.js';
 import { createWasmBackend, type WasmBackend } from '../src/model/kernels/wasm/backend.js';
+import { relaxedSimdAvailable } from '../src/model/kernels/wasm/module.js';
 
 const SHAPES: [number, number][] = [[768, 768], [768, 2048], [2048, 768], [768, 32000]];
 const TYPES = [GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q6_K];
@@ -56,39 +59,48 @@ function time(fn: () => void, budgetMs: number): number {
 /** Runs the benchmark and prints a table; returns the rows. */
 export async function main(argv: string[] = process.argv.slice(2)): Promise<Row[]> {
   const quick = argv.includes('--quick');
+  const arg = (name: string): string | undefined => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
+  const nTok = Number(arg('--tokens') ?? 1);
+  const types = arg('--types')?.split(',').map((t) => TYPES.find((x) => typeName(x) === t)).filter((t): t is GGMLType => t !== undefined) ?? TYPES;
   const budget = quick ? 60 : 300;
-  const b1 = createWasmBackend({ threads: 1 });
-  const b2 = createWasmBackend({ threads: 2 });
+  const backends: [string, WasmBackend][] = [['wasm 1T', createWasmBackend({ threads: 1, variant: 'simd128' })]];
+  if (relaxedSimdAvailable()) backends.push(['relaxed 1T', createWasmBackend({ threads: 1, variant: 'relaxed' })]);
+  backends.push([`${backends.length > 1 ? 'relaxed' : 'wasm'} 2T`, createWasmBackend({ threads: 2 })]);
   const rows: Row[] = [];
   try {
-    for (const type of TYPES) {
+    for (const type of types) {
       for (const [nIn, nOut] of SHAPES) {
-        const w1 = makeWeight(type, nIn, nOut, nIn + nOut, b1);
-        const w2 = makeWeight(type, nIn, nOut, nIn + nOut, b2);
-        const flop = 2 * nIn * nOut;
+        const flop = 2 * nIn * nOut * nTok;
         const impls: [string, () => void][] = [];
-        const xj = new Float32Array(nIn).fill(0.01), oj = new Float32Array(nOut);
-        const js = type === GGMLType.F32 || type === GGMLType.F16 || type === GGMLType.BF16
-          ? () => jsMatmul(oj, { name: 'w', type, dims: [nIn, nOut], data: w1.data as Float32Array | Uint16Array }, xj, nIn, nOut, 1)
-          : () => quantMatmulRef(oj, w1, xj, nIn, nOut, 1);
-        if (!quick || nOut <= 2048) impls.push(['js', js]);
-        const x1 = b1.heap.f32(nIn).fill(0.01), o1 = b1.heap.f32(nOut);
-        const x2 = b2.heap.f32(nIn).fill(0.01), o2 = b2.heap.f32(nOut);
-        impls.push(['wasm 1T', () => b1.matmul(o1, w1, x1, nIn, nOut, 1)]);
-        impls.push(['wasm 2T', () => b2.matmul(o2, w2, x2, nIn, nOut, 1)]);
+        if (!argv.includes('--no-js') && nTok === 1) {
+          const w = makeWeight(type, nIn, nOut, nIn + nOut, backends[0]![1]);
+          const xj = new Float32Array(nIn).fill(0.01), oj = new Float32Array(nOut);
+          const js = type === GGMLType.F32 || type === GGMLType.F16 || type === GGMLType.BF16
+            ? () => jsMatmul(oj, { name: 'w', type, dims: [nIn, nOut], data: w.data as Float32Array | Uint16Array }, xj, nIn, nOut, 1)
+            : () => quantMatmulRef(oj, w, xj, nIn, nOut, 1);
+          if (!quick || nOut <= 2048) impls.push(['js', js]);
+        }
+        let bytes = 0;
+        for (const [name, be] of backends) {
+          const w = makeWeight(type, nIn, nOut, nIn + nOut, be);
+          bytes = w.bytes;
+          const x = be.heap.f32(nIn * nTok), o = be.heap.f32(nOut * nTok);
+          for (let i = 0; i < x.length; i++) x[i] = Math.sin(i) * 0.5;
+          impls.push([name, () => be.matmul(o, w, x, nIn, nOut, nTok)]);
+        }
         for (const [impl, fn] of impls) {
           const us = time(fn, impl === 'js' ? budget / 2 : budget);
-          rows.push({ type: typeName(type), shape: `${nIn}x${nOut}`, impl, us, gflops: flop / us / 1e3, gbs: w1.bytes / us / 1e3 });
+          rows.push({ type: typeName(type), shape: `${nIn}x${nOut}`, impl, us, gflops: flop / us / 1e3, gbs: bytes / us / 1e3 });
         }
       }
     }
   } finally {
-    await b1.close();
-    await b2.close();
+    for (const [, be] of backends) await be.close();
   }
-  console.log('type  shape      impl      µs/matvec  GFLOP/s  GB/s(weights)');
+  console.log(`tokens per matmul: ${nTok}`);
+  console.log('type  shape      impl        µs/matmul  GFLOP/s  GB/s(weights)');
   for (const r of rows) {
-    console.log(`${r.type.padEnd(5)} ${r.shape.padEnd(10)} ${r.impl.padEnd(8)} ${r.us.toFixed(1).padStart(10)} ${r.gflops.toFixed(2).padStart(8)} ${r.gbs.toFixed(2).padStart(8)}`);
+    console.log(`${r.type.padEnd(5)} ${r.shape.padEnd(10)} ${r.impl.padEnd(10)} ${r.us.toFixed(1).padStart(10)} ${r.gflops.toFixed(2).padStart(8)} ${r.gbs.toFixed(2).padStart(8)}`);
   }
   return rows;
 }

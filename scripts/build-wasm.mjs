@@ -1,6 +1,11 @@
-// Compiles the AssemblyScript kernels (src/model/kernels/wasm/assembly) to build/tokenloop-kernels.wasm.
-// Run by `npm run build` (and so by `npm ci` via `prepare`). Flags:
-//  - SIMD128 on; relaxed-simd off (Node 20 does not enable it by default), so no FMA instructions.
+// Compiles the AssemblyScript kernels (src/model/kernels/wasm/assembly) to two binaries:
+//  - build/tokenloop-kernels.wasm: SIMD128 only (runs on any Node 20).
+//  - build/tokenloop-kernels-relaxed.wasm: SIMD128 + relaxed SIMD (f32x4.relaxed_madd → FMA,
+//    i32x4.relaxed_dot_i8x16_i7x16_add_s for 4-bit weights). Same sources: the kernels branch on
+//    the compile-time constant ASC_FEATURE_RELAXED_SIMD. Node 20 needs
+//    --experimental-wasm-relaxed-simd to compile it; src/model/kernels/wasm/module.ts sets that
+//    flag at run time and falls back to the SIMD128 binary when the module does not validate.
+// Run by `npm run build` (and so by `npm ci` via `prepare`). Common flags:
 //  - memory imported and shared (workers instantiate the same module over the same memory),
 //    maximum 65536 pages = 4 GiB, the wasm32 limit on weights + activations + KV cache.
 //  - runtime "stub" and no assertions: the kernels allocate nothing; the host owns the heap.
@@ -10,18 +15,24 @@ import { fileURLToPath } from 'node:url';
 import asc from 'assemblyscript/asc';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const out = join(root, 'build', 'tokenloop-kernels.wasm');
-mkdirSync(dirname(out), { recursive: true });
-const { error, stderr } = await asc.main([
-  join(root, 'src/model/kernels/wasm/assembly/index.ts'),
-  '--outFile', out,
-  '-O3', '--noAssert', '--runtime', 'stub',
-  '--importMemory', '--sharedMemory', '--initialMemory', '1', '--maximumMemory', '65536',
-  '--enable', 'simd,threads',
-]);
-if (error) {
-  console.error(stderr.toString());
-  console.error(`build-wasm: ${error.message}`);
-  process.exit(1);
+const builds = [
+  { file: 'tokenloop-kernels.wasm', features: 'simd,threads' },
+  { file: 'tokenloop-kernels-relaxed.wasm', features: 'simd,threads,relaxed-simd' },
+];
+for (const { file, features } of builds) {
+  const out = join(root, 'build', file);
+  mkdirSync(dirname(out), { recursive: true });
+  const { error, stderr } = await asc.main([
+    join(root, 'src/model/kernels/wasm/assembly/index.ts'),
+    '--outFile', out,
+    '-O3', '--noAssert', '--runtime', 'stub',
+    '--importMemory', '--sharedMemory', '--initialMemory', '1', '--maximumMemory', '65536',
+    '--enable', features,
+  ]);
+  if (error) {
+    console.error(stderr.toString());
+    console.error(`build-wasm: ${error.message}`);
+    process.exit(1);
+  }
+  console.log(`build-wasm: wrote ${out}`);
 }
-console.log(`build-wasm: wrote ${out}`);

@@ -11,7 +11,7 @@ import { InvalidOptionError, UnsupportedError } from '../../../errors.js';
 import { GGMLType, blockLayout, typeName } from '../../../format/dtypes.js';
 import { ThreadPool, resolveThreads } from '../threads/pool.js';
 import { WasmHeap, createSharedMemory } from './heap.js';
-import { instantiateKernels, kernelModule, type KernelExports } from './module.js';
+import { defaultKernelVariant, instantiateKernels, kernelModule, type KernelExports, type KernelVariant } from './module.js';
 
 /** Weight types the wasm matmul computes with (dequantized inside the kernel, row by row). */
 export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
@@ -50,6 +50,11 @@ export interface WasmBackendOptions {
    * and use integer dot products (llama.cpp's method; default true). false: dequantize to f32.
    */
   int8Activations?: boolean;
+  /**
+   * Kernel build: 'relaxed' (FMA and 8-bit dot products; needs relaxed SIMD) or 'simd128'.
+   * Default: 'relaxed' where the runtime supports it, unless TOKENLOOP_WASM_RELAXED=0.
+   */
+  variant?: KernelVariant;
 }
 
 export class WasmBackend {
@@ -57,6 +62,8 @@ export class WasmBackend {
   readonly heap: WasmHeap;
   readonly kernels: KernelExports;
   readonly threads: number;
+  /** The kernel build in use. */
+  readonly variant: KernelVariant;
   private readonly pool: ThreadPool | null;
   private readonly weightPtrs = new WeakMap<ArrayBufferView, number>();
   private readonly staging = new Map<string, { ptr: number; bytes: number }>();
@@ -70,9 +77,10 @@ export class WasmBackend {
     this.parallelMin = opts.parallelMinMacs ?? (process.env['TOKENLOOP_PARALLEL_MIN_MACS'] && Number.isInteger(env) && env >= 0 ? env : PARALLEL_MIN_MACS);
     this.int8 = opts.int8Activations ?? true;
     const memory = createSharedMemory();
-    this.kernels = instantiateKernels(memory);
+    this.variant = opts.variant ?? defaultKernelVariant();
+    this.kernels = instantiateKernels(memory, this.variant);
     this.heap = new WasmHeap(memory, this.kernels.heapBase());
-    this.pool = this.threads > 1 ? new ThreadPool(kernelModule(), memory, this.kernels, this.threads) : null;
+    this.pool = this.threads > 1 ? new ThreadPool(kernelModule(this.variant), memory, this.kernels, this.threads) : null;
   }
 
   /** Whether matmul has a kernel for this weight type. */
@@ -105,7 +113,8 @@ export class WasmBackend {
       const nb = (nIn / 32) * nTokens;
       xq = this.stage('xq', nb * 64);
       xd = this.stage('xd', nb * 8);
-      this.kernels.quantizeBlocks(xq, xd, xp, nb);
+      if (this.kernels.compactInt8(w.type)) this.kernels.quantizeBlocksI8(xq, xd, xp, nb);
+      else this.kernels.quantizeBlocks(xq, xd, xp, nb);
     } else if (w.type === GGMLType.F16 && nTokens === 1) {
       xq = this.stage('xq', nIn * 4);
       if (!this.kernels.scaleHalfX(xq, xp, nIn)) xq = 0;

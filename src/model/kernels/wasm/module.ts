@@ -1,14 +1,25 @@
 /**
- * Locates and compiles the kernel module (build/tokenloop-kernels.wasm, produced by
- * scripts/build-wasm.mjs). The path resolves the same from src/ (tsx) and dist/ (built CLI):
+ * Locates and compiles the kernel module (build/tokenloop-kernels.wasm and its relaxed-SIMD twin
+ * build/tokenloop-kernels-relaxed.wasm, produced by scripts/build-wasm.mjs). The path resolves the same from src/ (tsx) and dist/ (built CLI):
  * both sit four levels below the package root.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import v8 from 'node:v8';
 import { fileURLToPath } from 'node:url';
+import { UnsupportedError } from '../../../errors.js';
+import { GGMLType } from '../../../format/dtypes.js';
 import { Wasm, type WasmMemory, type WasmModule } from './wasm-api.js';
 
-/** Absolute path of the compiled kernels. */
+/**
+ * Which kernel binary: 'relaxed' (SIMD128 + relaxed SIMD: FMA, 8-bit dot products) or 'simd128'
+ * (SIMD128 only). Both compute the same functions; see scripts/build-wasm.mjs.
+ */
+export type KernelVariant = 'relaxed' | 'simd128';
+
+/** Absolute path of the compiled SIMD128 kernels. */
 export const WASM_PATH = fileURLToPath(new URL('../../../../build/tokenloop-kernels.wasm', import.meta.url));
+/** Absolute path of the relaxed-SIMD build of the same kernels. */
+export const WASM_RELAXED_PATH = fileURLToPath(new URL('../../../../build/tokenloop-kernels-relaxed.wasm', import.meta.url));
 
 /** Exports of the kernel module (pointers are byte offsets into the shared memory). */
 export interface KernelExports {
@@ -16,6 +27,10 @@ export interface KernelExports {
   rowBytes(type: number, n: number): number;
   matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, r0: number, r1: number, scratch: number): void;
   quantizeBlocks(xq: number, xd: number, x: number, nBlocks: number): void;
+  /** quantizeBlocks with 32 i8 per block (the layout compactInt8 types read). */
+  quantizeBlocksI8(xq: number, xd: number, x: number, nBlocks: number): void;
+  /** 1 when matmul of `type` reads the activations as i8 (quantizeBlocksI8), 0 for i16. */
+  compactInt8(type: number): number;
   dotRowQ(type: number, w: number, xq: number, xd: number, xs: number, n: number, fence: number): number;
   hasIntDot(type: number): number;
   scaleHalfX(y: number, x: number, n: number): number;
@@ -31,20 +46,92 @@ export interface KernelExports {
   attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, h0: number, h1: number, scores: number): void;
 }
 
-let cached: WasmModule | null = null;
+const cached = new Map<KernelVariant, WasmModule>();
+let relaxedOk: boolean | null = null;
 
-/** The compiled module (compiled once per process). Throws a clear error when it was not built. */
-export function kernelModule(): WasmModule {
-  if (cached) return cached;
-  if (!existsSync(WASM_PATH)) {
-    throw new Error(`WebAssembly kernels are not built: ${WASM_PATH} is missing (run \`npm run build\` or \`node scripts/build-wasm.mjs\`)`);
+/**
+ * Whether this process can run the relaxed-SIMD build. Node 20's V8 ships relaxed SIMD behind
+ * --experimental-wasm-relaxed-simd; the flag is set here at run time (V8 flags are process-wide,
+ * so worker threads see it too) and the binary must then validate. Environment
+ * TOKENLOOP_WASM_RELAXED=0 turns it off (the SIMD128 build is used).
+ */
+export function relaxedSimdAvailable(): boolean {
+  if (relaxedOk !== null) return relaxedOk;
+  relaxedOk = false;
+  if (process.env['TOKENLOOP_WASM_RELAXED'] === '0' || !existsSync(WASM_RELAXED_PATH)) return false;
+  const bytes = readFileSync(WASM_RELAXED_PATH);
+  try {
+    if (!Wasm.validate(bytes)) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+    if (Wasm.validate(bytes)) {
+      const m = new Wasm.Module(bytes);
+      relaxedOk = relaxedKernelsWork(m);
+      if (relaxedOk) cached.set('relaxed', m);
+    }
+  } catch {
+    relaxedOk = false;
   }
-  cached = new Wasm.Module(readFileSync(WASM_PATH));
-  return cached;
+  return relaxedOk;
 }
 
-/** Instantiate the kernels over `memory` (the shared heap memory). */
-export function instantiateKernels(memory: WasmMemory): KernelExports {
-  const inst = new Wasm.Instance(kernelModule(), { env: { memory } });
+/**
+ * Functional probe of the relaxed build: a 5-block Q4_0 row (four-block step plus a tail) against
+ * one and four tokens, through the relaxed 8-bit dot products, must equal the exact integer-sum
+ * result. Guards against engines that validate relaxed SIMD but compute it wrongly (Node 20's V8
+ * miscompiles i32x4.relaxed_dot_i8x16_i7x16_add_s, which the kernels therefore avoid).
+ */
+function relaxedKernelsWork(m: WasmModule): boolean {
+  const memory = new Wasm.Memory({ initial: 2, maximum: 65536, shared: true });
+  const k = new Wasm.Instance(m, { env: { memory } }).exports as unknown as KernelExports;
+  const n = 160, nTok = 4, nb = n / 32;
+  const base = Math.ceil(k.heapBase() / 64) * 64;
+  const w = base, x = w + 1024, xq = x + n * nTok * 4, xd = xq + n * nTok, out = xd + nb * nTok * 8;
+  const u8 = new Uint8Array(memory.buffer), f32 = new Float32Array(memory.buffer);
+  for (let b = 0; b < nb; b++) {
+    u8[w + b * 18] = 0; u8[w + b * 18 + 1] = 0x3c; // f16 1.0
+    for (let j = 0; j < 16; j++) u8[w + b * 18 + 2 + j] = (b * 37 + j * 11) & 0xff;
+  }
+  // activations already on the int8 grid of their blocks (amax 127): quantization is exact
+  for (let i = 0; i < n * nTok; i++) f32[x / 4 + i] = i % 32 === 5 ? 127 : ((i * 29) % 255) - 127;
+  k.quantizeBlocksI8(xq, xd, x, nb * nTok);
+  for (const t of [1, nTok]) {
+    k.matmul(GGMLType.Q4_0, out, w, x, 0, xq, xd, n, 1, t, 0, 1, 0);
+    for (let j = 0; j < t; j++) {
+      let want = 0;
+      for (let i = 0; i < n; i++) {
+        const byte = u8[w + Math.floor(i / 32) * 18 + 2 + (i % 16)]!;
+        want += (((i % 32) < 16 ? byte & 15 : byte >> 4) - 8) * f32[x / 4 + j * n + i]!;
+      }
+      if (f32[out / 4 + j] !== want) return false;
+    }
+  }
+  return true;
+}
+
+
+/** The default variant: 'relaxed' when relaxedSimdAvailable(), else 'simd128'. */
+export function defaultKernelVariant(): KernelVariant {
+  return relaxedSimdAvailable() ? 'relaxed' : 'simd128';
+}
+
+/**
+ * The compiled module of `variant` (default: defaultKernelVariant(); compiled once per process).
+ * Throws a clear error when it was not built or (relaxed) cannot run here.
+ */
+export function kernelModule(variant: KernelVariant = defaultKernelVariant()): WasmModule {
+  const hit = cached.get(variant);
+  if (hit) return hit;
+  const path = variant === 'relaxed' ? WASM_RELAXED_PATH : WASM_PATH;
+  if (!existsSync(path)) {
+    throw new Error(`WebAssembly kernels are not built: ${path} is missing (run \`npm run build\` or \`node scripts/build-wasm.mjs\`)`);
+  }
+  if (variant === 'relaxed' && !relaxedSimdAvailable()) throw new UnsupportedError('this runtime cannot compile the relaxed-SIMD kernels (or TOKENLOOP_WASM_RELAXED=0)');
+  const m = new Wasm.Module(readFileSync(path));
+  cached.set(variant, m);
+  return m;
+}
+
+/** Instantiate the kernels of `variant` over `memory` (the shared heap memory). */
+export function instantiateKernels(memory: WasmMemory, variant: KernelVariant = defaultKernelVariant()): KernelExports {
+  const inst = new Wasm.Instance(kernelModule(variant), { env: { memory } });
   return inst.exports as unknown as KernelExports;
 }

@@ -16,6 +16,7 @@ export interface WasmModule {
 interface WebAssemblyApi {
   Memory: new (d: { initial: number; maximum: number; shared: boolean }) => WasmMemory;
   Module: new (bytes: Uint8Array) => WasmModule;
+  validate(bytes: Uint8Array): boolean;
   Instance: new (m: WasmModule, imports: Record<string, Record<string, unknown>>) => { exports: unknown };
 }
 

@@ -1,11 +1,11 @@
 // Entry point of the tokenloop kernel module. Memory is imported (shared, so worker threads run the
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
-import { hsum, sum32 } from './simd';
-import { dotRowQ, dotRowQx4, hasIntDot } from './q8';
+import { hsum, madd, sum32 } from './simd';
+import { compactInt8, dotQ4_0r, dotRowQ, dotRowQx4, hasIntDot, rowQ4_0x4r } from './q8';
 import { Q4_0, Q8_0 } from './rows';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
-export { quantizeBlocks, dotRowQ, hasIntDot } from './q8';
+export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
 export { rmsnorm, softmax, swiglu, gelu, rope, attention, add } from './ops';
 
 /** First byte the host may use (end of this module's static data). */
@@ -30,6 +30,27 @@ const QTILE: i32 = 16;
 export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
   const rb = rowBytes(type, nIn);
   const xb = <usize>nIn << 2;
+  if (ASC_FEATURE_RELAXED_SIMD && xq != 0 && compactInt8(type)) {
+    // Q4_0 with i8 activations (quantizeBlocksI8): nIn bytes per token
+    const qb = <usize>nIn, dd = <usize>(nIn >> 5) << 3;
+    for (let t0 = 0; t0 < nTok; t0 += QTILE) {
+      const t1 = min(nTok, t0 + QTILE);
+      for (let r = r0; r < r1; r++) {
+        const row = w + <usize>r * rb;
+        let t = t0;
+        for (; t + 4 <= t1; t += 4) {
+          const tu = <usize>t;
+          rowQ4_0x4r(row, xq + tu * qb, xd + tu * dd, qb, dd, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
+        }
+        for (; t < t1; t++) {
+          const tu = <usize>t;
+          const o = out + ((tu * <usize>nOut + <usize>r) << 2);
+          store<f32>(o, dotQ4_0r(row, xq + tu * qb, xd + tu * dd, nIn, o));
+        }
+      }
+    }
+    return;
+  }
   if (xq != 0 && hasIntDot(type)) {
     const qb = <usize>nIn << 1, db = <usize>(nIn >> 5) << 2, dd = db << 1;
     for (let t0 = 0; t0 < nTok; t0 += QTILE) {
@@ -88,6 +109,7 @@ export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq:
  * top of the loop (see q8.ts dotRowQ).
  */
 function dotF32x4(w: usize, x: usize, xs: usize, n: i32, out: usize, os: usize): void {
+  if (ASC_FEATURE_RELAXED_SIMD) { dotF32x4Fma(w, x, xs, n, out, os); return; }
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let i = 0; i < n; i += 16) {
     const o = <usize>i << 2;
@@ -103,6 +125,36 @@ function dotF32x4(w: usize, x: usize, xs: usize, n: i32, out: usize, os: usize):
     v128.store32_lane(out, a3, 0);
   }
   store<f32>(out, hsum(a0)); store<f32>(out + os, hsum(a1)); store<f32>(out + 2 * os, hsum(a2)); store<f32>(out + 3 * os, hsum(a3));
+}
+
+/**
+ * dotF32x4 with fused multiply-adds (relaxed-SIMD build): per token, each group of 16 products is
+ * (w0·x0 + w1·x1) + (w2·x2 + w3·x3) with the second product of each pair fused into the first
+ * (6 vector ops instead of 8), and the groups accumulate in one f32x4 as in dotF32x4. Chained FMA
+ * accumulators were slower here (V8's register allocation spilled them).
+ */
+function dotF32x4Fma(w: usize, x: usize, xs: usize, n: i32, out: usize, os: usize): void {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  for (let i = 0; i < n; i += 16) {
+    const o = <usize>i << 2;
+    const w0 = v128.load(w + o), w1 = v128.load(w + o, 16), w2 = v128.load(w + o, 32), w3 = v128.load(w + o, 48);
+    let p = x + o;
+    a0 = f32x4.add(a0, group16f(w0, w1, w2, w3, p));
+    v128.store32_lane(out, a0, 0);
+    p += xs; a1 = f32x4.add(a1, group16f(w0, w1, w2, w3, p));
+    v128.store32_lane(out, a1, 0);
+    p += xs; a2 = f32x4.add(a2, group16f(w0, w1, w2, w3, p));
+    v128.store32_lane(out, a2, 0);
+    p += xs; a3 = f32x4.add(a3, group16f(w0, w1, w2, w3, p));
+    v128.store32_lane(out, a3, 0);
+  }
+  store<f32>(out, hsum(a0)); store<f32>(out + os, hsum(a1)); store<f32>(out + 2 * os, hsum(a2)); store<f32>(out + 3 * os, hsum(a3));
+}
+
+/** group16 with two of the four products fused (relaxed-SIMD build). */
+// @ts-ignore: decorator
+@inline function group16f(w0: v128, w1: v128, w2: v128, w3: v128, p: usize): v128 {
+  return f32x4.add(madd(w1, v128.load(p, 16), f32x4.mul(w0, v128.load(p))), madd(w3, v128.load(p, 48), f32x4.mul(w2, v128.load(p, 32))));
 }
 
 /** (w0·x0 + w1·x1) + (w2·x2 + w3·x3) for 16 f32 of x at p: dotF32's group sum, same order. */

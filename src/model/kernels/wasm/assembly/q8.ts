@@ -9,7 +9,7 @@ import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
 /**
  * i16x8 loop constants read from memory (binaryen would re-materialize a v128.const at each use
  * inside loops, costing V8 several instructions each): 0x0f, 1, 3, 32, 0x10, bit selectors, and
- * (as i32x4) the f16 → f32 mask 0x8fffe000 and 2^112.
+ * (as i32x4) the f16 → f32 mask 0x8fffe000 and 2^112, and (bytes) 0x0f at offset 128.
  */
 const QC = memory.data<u16>([
   15, 15, 15, 15, 15, 15, 15, 15,
@@ -20,6 +20,7 @@ const QC = memory.data<u16>([
   1, 2, 4, 8, 16, 32, 64, 128,
   0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff,
   0, 0x7780, 0, 0x7780, 0, 0x7780, 0, 0x7780,
+  0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f,
 ], 16);
 
 /** Whether `type` has an integer dot product here (the matmul then wants quantized activations). */
@@ -35,12 +36,7 @@ export function hasIntDot(type: i32): bool {
 export function quantizeBlocks(xq: usize, xd: usize, x: usize, nBlocks: i32): void {
   for (let b = 0; b < nBlocks; b++) {
     const p = x + (<usize>b << 7);
-    let m = f32x4.max(f32x4.abs(v128.load(p)), f32x4.abs(v128.load(p, 16)));
-    m = f32x4.max(m, f32x4.max(f32x4.abs(v128.load(p, 32)), f32x4.abs(v128.load(p, 48))));
-    m = f32x4.max(m, f32x4.max(f32x4.abs(v128.load(p, 64)), f32x4.abs(v128.load(p, 80))));
-    m = f32x4.max(m, f32x4.max(f32x4.abs(v128.load(p, 96)), f32x4.abs(v128.load(p, 112))));
-    const amax = max(max(f32x4.extract_lane(m, 0), f32x4.extract_lane(m, 1)), max(f32x4.extract_lane(m, 2), f32x4.extract_lane(m, 3)));
-    const d: f32 = amax / 127;
+    const d: f32 = absMax32(p) / 127;
     const id = f32x4.splat(d != 0 ? <f32>1 / d : 0);
     const q = xq + (<usize>b << 6);
     let sum = i32x4.splat(0);
@@ -54,6 +50,50 @@ export function quantizeBlocks(xq: usize, xd: usize, x: usize, nBlocks: i32): vo
     store<f32>(xd + (<usize>b << 3), d);
     store<f32>(xd + (<usize>b << 3), d * <f32>isum(sum), 4);
   }
+}
+
+/** max |x[i]| over the 32 f32 at p. */
+// @ts-ignore: decorator
+@inline function absMax32(p: usize): f32 {
+  let m = f32x4.max(f32x4.abs(v128.load(p)), f32x4.abs(v128.load(p, 16)));
+  m = f32x4.max(m, f32x4.max(f32x4.abs(v128.load(p, 32)), f32x4.abs(v128.load(p, 48))));
+  m = f32x4.max(m, f32x4.max(f32x4.abs(v128.load(p, 64)), f32x4.abs(v128.load(p, 80))));
+  m = f32x4.max(m, f32x4.max(f32x4.abs(v128.load(p, 96)), f32x4.abs(v128.load(p, 112))));
+  return max(max(f32x4.extract_lane(m, 0), f32x4.extract_lane(m, 1)), max(f32x4.extract_lane(m, 2), f32x4.extract_lane(m, 3)));
+}
+
+/**
+ * quantizeBlocks with the same values and scales, stored as 32 i8 per block at xq + 32·b (the
+ * layout of the relaxed 8-bit dot products, see compactInt8).
+ */
+export function quantizeBlocksI8(xq: usize, xd: usize, x: usize, nBlocks: i32): void {
+  for (let b = 0; b < nBlocks; b++) {
+    const p = x + (<usize>b << 7);
+    const d: f32 = absMax32(p) / 127;
+    const id = f32x4.splat(d != 0 ? <f32>1 / d : 0);
+    const q = xq + (<usize>b << 5);
+    let sum = i32x4.splat(0);
+    for (let k = 0; k < 2; k++) {
+      const o = <usize>k << 6;
+      const a = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p + o), id)));
+      const c = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p + o, 16), id)));
+      const e = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p + o, 32), id)));
+      const f = i32x4.trunc_sat_f32x4_s(f32x4.nearest(f32x4.mul(v128.load(p + o, 48), id)));
+      sum = i32x4.add(sum, i32x4.add(i32x4.add(a, c), i32x4.add(e, f)));
+      v128.store(q + (<usize>k << 4), i8x16.narrow_i16x8_s(i16x8.narrow_i32x4_s(a, c), i16x8.narrow_i32x4_s(e, f)));
+    }
+    store<f32>(xd + (<usize>b << 3), d);
+    store<f32>(xd + (<usize>b << 3), d * <f32>isum(sum), 4);
+  }
+}
+
+/**
+ * Whether matmul of `type` reads i8 activations (quantizeBlocksI8): the relaxed-SIMD build's
+ * Q4_0 kernels, which feed the unsigned nibbles (0..15, top bit clear, so the i7 operand is
+ * exact) to i16x8.relaxed_dot_i8x16_i7x16_s: 16 multiply-adds per instruction.
+ */
+export function compactInt8(type: i32): bool {
+  return ASC_FEATURE_RELAXED_SIMD && type == Q4_0;
 }
 
 /** Σ of the four i32 lanes. */
@@ -371,4 +411,94 @@ function rowQ4_0x4(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32,
 // @ts-ignore: decorator
 @inline function hsum4(a: v128): f32 {
   return (f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1)) + (f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3));
+}
+
+/**
+ * One Q4_0 block's quants (16 bytes at q) against 32 i8 activations at xp as i32x4 partial sums,
+ * with relaxed 8-bit dot products (relaxed-SIMD build only). The sums are exact integers, equal
+ * to dot32's over the widened values.
+ */
+// @ts-ignore: decorator
+@inline function blockQ4r(q: usize, xp: usize, m4: v128): v128 {
+  const v = v128.load(q);
+  const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
+  return dotr(lo, hi, xp);
+}
+
+/**
+ * Σ over 32 i8 activations at xp times the unsigned 4-bit quants lo (elements 0..15) and hi
+ * (16..31), as i32x4 partial sums. i16x8.relaxed_dot_i8x16_i7x16_s (x86 pmaddubsw) sums adjacent
+ * products into i16 (|sum| ≤ 2·15·127, no saturation; the two halves ≤ 7620), then pairs widen to
+ * i32. The _add_s form is avoided: Node 20's V8 (11.3) miscompiles it on x64 (it returned twice
+ * the dot product and dropped the accumulator in our probe).
+ */
+// @ts-ignore: decorator
+@inline function dotr(lo: v128, hi: v128, xp: usize): v128 {
+  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), lo), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 16), hi)));
+}
+
+/**
+ * dotQ4_0 over i8 activations (quantizeBlocksI8) with relaxed dot products; the same float
+ * steps in the same order, so the result equals dotQ4_0's bit for bit.
+ */
+export function dotQ4_0r(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
+  const nb = n >> 5;
+  const m4 = v128.load(QC, 128), mask = v128.load(QC, 96), k = v128.load(QC, 112);
+  let acc = f32x4.splat(0), mins = f32x4.splat(0);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const p = w + <usize>b * 18, xp = xq + (<usize>b << 5), dp = xd + (<usize>b << 3);
+    const s0 = blockQ4r(p + 2, xp, m4);
+    v128.store32_lane(fence, s0, 0);
+    const s1 = blockQ4r(p + 20, xp + 32, m4);
+    v128.store32_lane(fence, s1, 0);
+    const s2 = blockQ4r(p + 38, xp + 64, m4);
+    v128.store32_lane(fence, s2, 0);
+    const s3 = blockQ4r(p + 56, xp + 96, m4);
+    v128.store32_lane(fence, s3, 0);
+    const d0 = v128.load(dp), d1 = v128.load(dp, 16);
+    const dw = half4At(p, 18, mask, k);
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, v128.shuffle<f32>(d0, d1, 0, 2, 4, 6))));
+    mins = f32x4.add(mins, f32x4.mul(dw, v128.shuffle<f32>(d0, d1, 1, 3, 5, 7)));
+  }
+  let t: f32 = 0;
+  for (; b < nb; b++) {
+    const p = w + <usize>b * 18, dp = xd + (<usize>b << 3);
+    const s = blockQ4r(p + 2, xq + (<usize>b << 5), m4);
+    const dw = half(load<u16>(p));
+    t += dw * (<f32>isum(s) * load<f32>(dp) - 8 * load<f32>(dp, 4));
+  }
+  return hsum4(acc) - 8 * hsum4(mins) + t;
+}
+
+/**
+ * rowQ4_0x4 over i8 activations (token j at xq + j·qb, qb = n bytes) with relaxed dot products;
+ * same float steps as rowQ4_0x4.
+ */
+export function rowQ4_0x4r(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
+  const nb = n >> 5;
+  const m4 = v128.load(QC, 128);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let m = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const p = w + <usize>b * 18, xp = xq + (<usize>b << 5), dp = xd + (<usize>b << 3);
+    const v = v128.load(p, 2);
+    const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
+    const dw = half(load<u16>(p));
+    a0 = dotxr(lo, hi, xp, dw, dp, a0, out);
+    a1 = dotxr(lo, hi, xp + qb, dw, dp + dd, a1, out);
+    a2 = dotxr(lo, hi, xp + 2 * qb, dw, dp + 2 * dd, a2, out);
+    a3 = dotxr(lo, hi, xp + 3 * qb, dw, dp + 3 * dd, a3, out);
+    m = f32x4.add(m, f32x4.mul(f32x4.splat(dw), f32x4(load<f32>(dp, 4), load<f32>(dp + dd, 4), load<f32>(dp + 2 * dd, 4), load<f32>(dp + 3 * dd, 4))));
+  }
+  m = f32x4.mul(m, f32x4.splat(8));
+  store<f32>(out, hsum4(a0) - f32x4.extract_lane(m, 0)); store<f32>(out + os, hsum4(a1) - f32x4.extract_lane(m, 1));
+  store<f32>(out + 2 * os, hsum4(a2) - f32x4.extract_lane(m, 2)); store<f32>(out + 3 * os, hsum4(a3) - f32x4.extract_lane(m, 3));
+}
+
+// @ts-ignore: decorator
+@inline function dotxr(lo: v128, hi: v128, xp: usize, dw: f32, dp: usize, acc: v128, fence: usize): v128 {
+  const s = dotr(lo, hi, xp);
+  v128.store32_lane(fence, s, 0); // keeps the next token's loads after this one (see dotRowQ)
+  return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.splat(dw * load<f32>(dp))));
 }

@@ -1,7 +1,7 @@
 // Row kernels per GGML weight type: fused dequantize+dot (decode) and dequantize-to-f32 (prefill).
 // Block layouts and dequantization formulas are those of ggml (ggml-common.h block_* structs,
 // ggml-quants.c dequantize_row_*); see src/model/kernels/quant/dequantize.ts for the plain reference.
-import { TWO112, bit5, dot16, half, half4, hsum, store16, sum32 } from './simd';
+import { TWO112, bit5, dot16, half, half4, hsum, madd, store16, sum32 } from './simd';
 
 export const F32: i32 = 0;
 export const F16: i32 = 1;
@@ -74,19 +74,19 @@ function dotHalf(w: usize, x: usize, n: i32, bf: bool): f32 {
   if (bf) {
     for (; i + 16 <= n; i += 16) {
       const p = w + (<usize>i << 1), xo = x + (<usize>i << 2);
-      a0 = f32x4.add(a0, f32x4.mul(i32x4.shl(v128.load16x4_u(p), 16), v128.load(xo)));
-      a1 = f32x4.add(a1, f32x4.mul(i32x4.shl(v128.load16x4_u(p + 8), 16), v128.load(xo, 16)));
-      a2 = f32x4.add(a2, f32x4.mul(i32x4.shl(v128.load16x4_u(p + 16), 16), v128.load(xo, 32)));
-      a3 = f32x4.add(a3, f32x4.mul(i32x4.shl(v128.load16x4_u(p + 24), 16), v128.load(xo, 48)));
+      a0 = madd(i32x4.shl(v128.load16x4_u(p), 16), v128.load(xo), a0);
+      a1 = madd(i32x4.shl(v128.load16x4_u(p + 8), 16), v128.load(xo, 16), a1);
+      a2 = madd(i32x4.shl(v128.load16x4_u(p + 16), 16), v128.load(xo, 32), a2);
+      a3 = madd(i32x4.shl(v128.load16x4_u(p + 24), 16), v128.load(xo, 48), a3);
     }
   } else {
     const mask = v128.load(HALF_CONST), k = v128.load(HALF_CONST, 16);
     for (; i + 16 <= n; i += 16) {
       const p = w + (<usize>i << 1), xo = x + (<usize>i << 2);
-      a0 = f32x4.add(a0, f32x4.mul(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask), k), v128.load(xo)));
-      a1 = f32x4.add(a1, f32x4.mul(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 8), 13), mask), k), v128.load(xo, 16)));
-      a2 = f32x4.add(a2, f32x4.mul(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 16), 13), mask), k), v128.load(xo, 32)));
-      a3 = f32x4.add(a3, f32x4.mul(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 24), 13), mask), k), v128.load(xo, 48)));
+      a0 = madd(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask), k), v128.load(xo), a0);
+      a1 = madd(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 8), 13), mask), k), v128.load(xo, 16), a1);
+      a2 = madd(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 16), 13), mask), k), v128.load(xo, 32), a2);
+      a3 = madd(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 24), 13), mask), k), v128.load(xo, 48), a3);
     }
   }
   let s = hsum(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
@@ -107,10 +107,10 @@ export function dotHalfScaled(w: usize, x: usize, n: i32): f32 {
   let i = 0;
   for (; i + 16 <= n; i += 16) {
     const p = w + (<usize>i << 1), xo = x + (<usize>i << 2);
-    a0 = f32x4.add(a0, f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask), v128.load(xo)));
-    a1 = f32x4.add(a1, f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 8), 13), mask), v128.load(xo, 16)));
-    a2 = f32x4.add(a2, f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 16), 13), mask), v128.load(xo, 32)));
-    a3 = f32x4.add(a3, f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 24), 13), mask), v128.load(xo, 48)));
+    a0 = madd(v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask), v128.load(xo), a0);
+    a1 = madd(v128.and(i32x4.shl(v128.load16x4_s(p + 8), 13), mask), v128.load(xo, 16), a1);
+    a2 = madd(v128.and(i32x4.shl(v128.load16x4_s(p + 16), 13), mask), v128.load(xo, 32), a2);
+    a3 = madd(v128.and(i32x4.shl(v128.load16x4_s(p + 24), 13), mask), v128.load(xo, 48), a3);
   }
   let s = hsum(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
   for (; i < n; i++) s += half(<u32>load<u16>(w + (<usize>i << 1))) * (load<f32>(x + (<usize>i << 2)) * (1 / TWO112));

@@ -64,3 +64,13 @@ export const TWO112: f32 = reinterpret<f32>(0x77800000);
   const sel = v128(1, 2, 4, 8, 16, 32, 64, -128, 1, 2, 4, 8, 16, 32, 64, -128);
   return v128.and(i8x16.eq(v128.and(b, sel), sel), i8x16.splat(0x10));
 }
+
+/**
+ * a·b + c per f32 lane: one fused multiply-add (x86 FMA) in the relaxed-SIMD build, a multiply
+ * then an add in the SIMD128 build (ASC_FEATURE_RELAXED_SIMD is a compile-time constant).
+ */
+// @ts-ignore: decorator
+@inline export function madd(a: v128, b: v128, c: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, c);
+  return f32x4.add(f32x4.mul(a, b), c);
+}

@@ -1,0 +1,132 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { GGMLType, typeName } from '../../src/format/dtypes.ts';
+import { UnsupportedError } from '../../src/errors.ts';
+import { createWasmBackend, type WasmBackend } from '../../src/model/kernels/wasm/backend.ts';
+import { relaxedSimdAvailable } from '../../src/model/kernels/wasm/module.ts';
+import { createRng, randF32, randWeight, refMatmul, weightToF32 } from './fixtures.ts';
+
+// The relaxed-SIMD kernel build (FMA, 8-bit dot products) against the SIMD128 build and the f64
+// reference. Node 20 runs it behind a V8 flag that module.ts sets; where the runtime lacks it the
+// relaxed half is skipped loudly and only the fallback is checked.
+const relaxed = relaxedSimdAvailable();
+const backends: WasmBackend[] = [];
+function make(opts: Parameters<typeof createWasmBackend>[0]): WasmBackend {
+  const b = createWasmBackend(opts); backends.push(b); return b;
+}
+const simdOne = make({ threads: 1, variant: 'simd128' });
+const simdExact = make({ threads: 1, variant: 'simd128', int8Activations: false });
+after(async () => { for (const b of backends) await b.close(); });
+
+/** Relative to Σ|w·x| (as in wasm-matmul.test.ts): f32 accumulation of ≤ 1024 products. */
+const REL_TOL = 2e-6 * 8;
+
+test('the default kernel build is the relaxed one when the runtime supports relaxed SIMD', { skip: relaxed ? false : 'relaxed SIMD unavailable here' }, () => {
+  const b = make({ threads: 1 });
+  assert.equal(b.variant, 'relaxed');
+  assert.equal(b.kernels.compactInt8(GGMLType.Q4_0), 1);
+  assert.equal(simdOne.kernels.compactInt8(GGMLType.Q4_0), 0);
+});
+
+const F32_CASES: [GGMLType, number[]][] = [
+  [GGMLType.F32, [16, 33, 48, 257]], [GGMLType.F16, [16, 33, 100, 256]], [GGMLType.BF16, [48, 257]],
+  [GGMLType.Q8_0, [96]], [GGMLType.Q4_0, [160]], [GGMLType.Q4_K, [512]], [GGMLType.Q6_K, [256]],
+];
+
+for (const [type, sizes] of F32_CASES) {
+  test(`relaxed build ${typeName(type)} f32 path (FMA): within the f64 reference tolerance, close to SIMD128, 1 vs 2 threads identical`, { skip: relaxed ? false : 'relaxed SIMD unavailable here' }, () => {
+    const one = make({ threads: 1, variant: 'relaxed', int8Activations: false });
+    const two = make({ threads: 2, variant: 'relaxed', int8Activations: false, parallelMinMacs: 0 });
+    const rng = createRng(777 + type);
+    for (const nIn of sizes) {
+      for (const [nOut, nTok] of [[5, 1], [9, 4], [3, 7], [17, 35]] as const) {
+        const w = randWeight(rng, type, nIn, nOut);
+        const x = randF32(rng, nIn * nTok);
+        const { y, mag } = refMatmul(weightToF32(w, nIn, nOut), x, nIn, nOut, nTok);
+        const a = new Float32Array(nOut * nTok), b = new Float32Array(nOut * nTok), s = new Float32Array(nOut * nTok);
+        one.matmul(a, w, x, nIn, nOut, nTok);
+        two.matmul(b, w, x, nIn, nOut, nTok);
+        simdExact.matmul(s, w, x, nIn, nOut, nTok);
+        for (let i = 0; i < a.length; i++) {
+          const at = `${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok} [${i}]`;
+          assert.ok(Math.abs(a[i]! - y[i]!) <= REL_TOL * mag[i]! + 1e-30, `${at}: ${a[i]} vs ${y[i]}`);
+          assert.ok(Math.abs(s[i]! - y[i]!) <= REL_TOL * mag[i]! + 1e-30, `${at} (SIMD128): ${s[i]} vs ${y[i]}`);
+          assert.ok(Math.abs(a[i]! - s[i]!) <= 2 * REL_TOL * mag[i]! + 1e-30, `${at}: relaxed ${a[i]} vs SIMD128 ${s[i]}`);
+        }
+        assert.deepEqual(b, a, `${typeName(type)} nIn=${nIn} nTok=${nTok}: 2 threads differ from 1`);
+      }
+    }
+  });
+}
+
+// Decode (one token, and the tokens left over after 4-token groups) reduces the integer block sums
+// before any float step, so it matches SIMD128 bit for bit; the 4-token prefill kernel keeps per-lane
+// float sums whose lanes hold different elements in the two builds, so there only f32 rounding differs.
+test('relaxed build Q4_0 with 8-bit dot products: decode equals the SIMD128 int8 path bit for bit, prefill within f32 rounding (awkward sizes, 1 and 2 threads)', { skip: relaxed ? false : 'relaxed SIMD unavailable here' }, () => {
+  const one = make({ threads: 1, variant: 'relaxed' });
+  const two = make({ threads: 2, variant: 'relaxed', parallelMinMacs: 0 });
+  const rng = createRng(4040);
+  for (const nIn of [32, 96, 128, 160, 352]) {
+    for (const [nOut, nTok] of [[1, 1], [7, 1], [13, 3], [5, 4], [6, 5], [3, 9], [7, 34]] as const) {
+      const w = randWeight(rng, GGMLType.Q4_0, nIn, nOut);
+      const x = randF32(rng, nIn * nTok);
+      for (let i = 0; i < x.length; i++) if (i % 5 === 2) x[i] = x[i]! * 50; // outliers: ±127 after quantization
+      x.fill(0, 0, 32); // an all-zero block (scale 0)
+      const a = new Float32Array(nOut * nTok), b = new Float32Array(nOut * nTok), s = new Float32Array(nOut * nTok);
+      one.matmul(a, w, x, nIn, nOut, nTok);
+      two.matmul(b, w, x, nIn, nOut, nTok);
+      simdOne.matmul(s, w, x, nIn, nOut, nTok);
+      if (nTok < 4) assert.deepEqual(a, s, `nIn=${nIn} nOut=${nOut} nTok=${nTok}: relaxed differs from SIMD128`);
+      const { mag } = refMatmul(weightToF32(w, nIn, nOut), x, nIn, nOut, nTok);
+      for (let i = 0; i < a.length; i++) {
+        if (Math.floor(i / nOut) >= nTok - (nTok % 4)) assert.equal(a[i], s[i], `nIn=${nIn} nTok=${nTok} [${i}]: a leftover token differs`);
+        assert.ok(Math.abs(a[i]! - s[i]!) <= REL_TOL * mag[i]!, `nIn=${nIn} nOut=${nOut} nTok=${nTok} [${i}]: relaxed ${a[i]} vs SIMD128 ${s[i]}`);
+      }
+      assert.deepEqual(b, a, `nIn=${nIn} nOut=${nOut} nTok=${nTok}: 2 threads differ from 1`);
+    }
+  }
+});
+
+test('relaxed build: int8 types without a relaxed kernel give the SIMD128 results exactly', { skip: relaxed ? false : 'relaxed SIMD unavailable here' }, () => {
+  const one = make({ threads: 1, variant: 'relaxed' });
+  const rng = createRng(5050);
+  for (const [type, nIn] of [[GGMLType.Q8_0, 160], [GGMLType.Q4_1, 96], [GGMLType.Q5_0, 96], [GGMLType.Q4_K, 512], [GGMLType.Q6_K, 256]] as const) {
+    for (const nTok of [1, 5]) {
+      const w = randWeight(rng, type, nIn, 6);
+      const x = randF32(rng, nIn * nTok);
+      const a = new Float32Array(6 * nTok), s = new Float32Array(6 * nTok);
+      one.matmul(a, w, x, nIn, 6, nTok);
+      simdOne.matmul(s, w, x, nIn, 6, nTok);
+      assert.deepEqual(a, s, `${typeName(type)} nTok=${nTok}`);
+    }
+  }
+});
+
+test('TOKENLOOP_WASM_RELAXED=0 falls back to the SIMD128 build (same results as in-process SIMD128, relaxed refused)', () => {
+  const rng = createRng(6060);
+  const nIn = 160, nOut = 5, nTok = 4;
+  const w = randWeight(rng, GGMLType.Q4_0, nIn, nOut);
+  const x = randF32(rng, nIn * nTok);
+  const s = new Float32Array(nOut * nTok);
+  simdOne.matmul(s, w, x, nIn, nOut, nTok);
+  const script = `
+    import { createWasmBackend } from './src/model/kernels/wasm/backend.ts';
+    import { relaxedSimdAvailable } from './src/model/kernels/wasm/module.ts';
+    const w = Uint8Array.from(${JSON.stringify(Array.from(w.data as Uint8Array))});
+    const x = Float32Array.from(${JSON.stringify(Array.from(x))});
+    const b = createWasmBackend({ threads: 2, parallelMinMacs: 0 });
+    const out = new Float32Array(${nOut * nTok});
+    b.matmul(out, { type: 2, data: w }, x, ${nIn}, ${nOut}, ${nTok});
+    let refused = '';
+    try { createWasmBackend({ threads: 1, variant: 'relaxed' }); } catch (e) { refused = e.constructor.name; }
+    console.log(JSON.stringify({ available: relaxedSimdAvailable(), variant: b.variant, refused, out: Array.from(out) }));
+    await b.close();`;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, TOKENLOOP_WASM_RELAXED: '0' }, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const got = JSON.parse(r.stdout.trim().split('\n').pop()!) as { available: boolean; variant: string; refused: string; out: number[] };
+  assert.equal(got.available, false);
+  assert.equal(got.variant, 'simd128');
+  assert.equal(got.refused, UnsupportedError.name);
+  assert.deepEqual(Float32Array.from(got.out), s);
+});
