@@ -31,21 +31,23 @@ export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq:
   const rb = rowBytes(type, nIn);
   const xb = <usize>nIn << 2;
   if (ASC_FEATURE_RELAXED_SIMD && xq != 0 && compactInt8(type)) {
-    // Q4_0 with i8 activations (quantizeBlocksI8): nIn bytes per token
-    const qb = <usize>nIn, dd = <usize>(nIn >> 5) << 3;
+    // i8 activations (quantizeBlocksI8): nIn bytes per token; 4-token kernel for Q4_0
+    const qb = <usize>nIn, dd = <usize>(nIn >> 5) << 3, db = <usize>(nIn >> 5) << 2;
     for (let t0 = 0; t0 < nTok; t0 += QTILE) {
       const t1 = min(nTok, t0 + QTILE);
       for (let r = r0; r < r1; r++) {
         const row = w + <usize>r * rb;
         let t = t0;
-        for (; t + 4 <= t1; t += 4) {
-          const tu = <usize>t;
-          rowQ4_0x4r(row, xq + tu * qb, xd + tu * dd, qb, dd, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
+        if (type == Q4_0) {
+          for (; t + 4 <= t1; t += 4) {
+            const tu = <usize>t;
+            rowQ4_0x4r(row, xq + tu * qb, xd + tu * dd, qb, dd, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
+          }
         }
         for (; t < t1; t++) {
           const tu = <usize>t;
           const o = out + ((tu * <usize>nOut + <usize>r) << 2);
-          store<f32>(o, dotQ4_0r(row, xq + tu * qb, xd + tu * dd, nIn, o));
+          store<f32>(o, type == Q4_0 ? dotQ4_0r(row, xq + tu * qb, xd + tu * dd, nIn, o) : dotRowQ(type, row, xq + tu * qb, xd + tu * dd, xs + tu * db, nIn, o));
         }
       }
     }

@@ -9,7 +9,7 @@ import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
 /**
  * i16x8 loop constants read from memory (binaryen would re-materialize a v128.const at each use
  * inside loops, costing V8 several instructions each): 0x0f, 1, 3, 32, 0x10, bit selectors, and
- * (as i32x4) the f16 → f32 mask 0x8fffe000 and 2^112, and (bytes) 0x0f at offset 128.
+ * (as i32x4) the f16 → f32 mask 0x8fffe000 and 2^112, and (bytes) 0x0f at offset 128, 0x01 at 144.
  */
 const QC = memory.data<u16>([
   15, 15, 15, 15, 15, 15, 15, 15,
@@ -21,6 +21,7 @@ const QC = memory.data<u16>([
   0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff,
   0, 0x7780, 0, 0x7780, 0, 0x7780, 0, 0x7780,
   0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f,
+  0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101,
 ], 16);
 
 /** Whether `type` has an integer dot product here (the matmul then wants quantized activations). */
@@ -93,7 +94,47 @@ export function quantizeBlocksI8(xq: usize, xd: usize, x: usize, nBlocks: i32): 
  * exact) to i16x8.relaxed_dot_i8x16_i7x16_s: 16 multiply-adds per instruction.
  */
 export function compactInt8(type: i32): bool {
-  return ASC_FEATURE_RELAXED_SIMD && type == Q4_0;
+  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q4_K || type == Q5_K);
+}
+
+/**
+ * dotRowQ's Q4_K/Q5_K over i8 activations (quantizeBlocksI8) with relaxed dot products (the
+ * quants, 0..31, are the i7 operand). Integer sub-block sums are exact and the float steps are
+ * dotRowQ's, so the result equals the SIMD128 kernel's bit for bit.
+ */
+function dotQ4Kr(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32): f32 {
+  const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
+  const m4 = v128.load(QC, 128), one8 = v128.load(QC, 144);
+  let acc0 = f32x4.splat(0);
+  let mins: f32 = 0;
+  for (let sb = 0; sb < (n >> 8); sb++) {
+    const p = w + <usize>sb * bs, sc = p + 4;
+    const d = half(load<u16>(p)), dmin = half(load<u16>(p, 2));
+    const xb = sb << 3;
+    for (let j = 0; j < 4; j++) {
+      const q = p + qo + (<usize>j << 5);
+      const v0 = v128.load(q), v1 = v128.load(q, 16);
+      let l0 = v128.and(v0, m4), l1 = v128.and(v1, m4);
+      let u0 = v128.and(i16x8.shr_u(v0, 4), m4), u1 = v128.and(i16x8.shr_u(v1, 4), m4);
+      if (five) {
+        // fifth bit of element i of sub-block 2j (2j+1): bit 2j (2j+1) of qh byte i; shifting
+        // i16 lanes then masking each byte to bit 0 keeps the two bytes of a lane apart
+        const h0 = v128.load(p, 16), h1 = v128.load(p, 32);
+        const sl = 2 * j, su = 2 * j + 1;
+        l0 = v128.or(l0, i16x8.shl(v128.and(i16x8.shr_u(h0, sl), one8), 4));
+        l1 = v128.or(l1, i16x8.shl(v128.and(i16x8.shr_u(h1, sl), one8), 4));
+        u0 = v128.or(u0, i16x8.shl(v128.and(i16x8.shr_u(h0, su), one8), 4));
+        u1 = v128.or(u1, i16x8.shl(v128.and(i16x8.shr_u(h1, su), one8), 4));
+      }
+      const bl = xb + 2 * j, bu = bl + 1;
+      const sl = isum(dotr(l0, l1, xq + (<usize>bl << 5)));
+      const su = isum(dotr(u0, u1, xq + (<usize>bu << 5)));
+      const scl = scaleK(sc, 2 * j), scu = scaleK(sc, 2 * j + 1);
+      mins += dmin * (<f32>minK(sc, 2 * j) * load<f32>(xs + (<usize>bl << 2)) + <f32>minK(sc, 2 * j + 1) * load<f32>(xs + (<usize>bu << 2)));
+      acc0 = f32x4.add(acc0, f32x4.splat(d * (<f32>(sl * scl) * load<f32>(xd + (<usize>bl << 3)) + <f32>(su * scu) * load<f32>(xd + (<usize>bu << 3)))));
+    }
+  }
+  return f32x4.extract_lane(acc0, 0) - mins;
 }
 
 /** Σ of the four i32 lanes. */
@@ -118,7 +159,7 @@ export function compactInt8(type: i32): bool {
 
 /**
  * Σ w[i]·x[i] for one weight row of n values (n a multiple of the block size) against quantized
- * activations (xq, xd from quantizeBlocks); `xs` = exact Σx per 32-block (types with a min term).
+ * activations (xq, xd from quantizeBlocks, or quantizeBlocksI8 where compactInt8(type)); `xs` = exact Σx per 32-block (types with a min term).
  * `fence`: 4 writable bytes private to the caller (the output slot). Partial sums are stored
  * there between blocks: TurboFan keeps loads in order with stores, so this stops it from hoisting
  * every load of a 4-block step to the top of the loop (16+ live vectors → spills), which made
@@ -176,6 +217,8 @@ export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n:
       if (one) mins -= half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2));
       else mins += 16 * d * load<f32>(dp, 4);
     }
+  } else if (ASC_FEATURE_RELAXED_SIMD && (type == Q4_K || type == Q5_K)) {
+    return dotQ4Kr(type == Q5_K, w, xq, xd, xs, n);
   } else if (type == Q4_K || type == Q5_K) {
     // 256-element super-blocks: 8 sub-blocks of 32 with 6-bit scales/mins (ggml get_scale_min_k4);
     // quant byte 32j+i holds sub-block 2j element i (low nibble) and 2j+1 element i (high nibble)
