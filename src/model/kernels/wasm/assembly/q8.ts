@@ -515,33 +515,27 @@ export function dotQ4_0r(w: usize, xq: usize, xd: usize, n: i32, fence: usize): 
 }
 
 /**
- * rowQ4_0x4 over i8 activations (token j at xq + j·qb, qb = n bytes) with relaxed dot products;
- * same float steps as rowQ4_0x4.
+ * rowQ4_0x4 over i8 activations (token j at xq + j·qb, qb = n bytes) with relaxed dot products.
+ * Per block, the four tokens' integer sums are reduced into one vector (lane j: token j), so the
+ * conversion and both scalings are one vector op for all four; each lane accumulates its token's
+ * blocks in order.
  */
 export function rowQ4_0x4r(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
   const nb = n >> 5;
   const m4 = v128.load(QC, 128);
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  let m = f32x4.splat(0);
+  let acc = f32x4.splat(0), m = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const p = w + <usize>b * 18, xp = xq + (<usize>b << 5), dp = xd + (<usize>b << 3);
     const v = v128.load(p, 2);
     const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
-    const dw = half(load<u16>(p));
-    a0 = dotxr(lo, hi, xp, dw, dp, a0, out);
-    a1 = dotxr(lo, hi, xp + qb, dw, dp + dd, a1, out);
-    a2 = dotxr(lo, hi, xp + 2 * qb, dw, dp + 2 * dd, a2, out);
-    a3 = dotxr(lo, hi, xp + 3 * qb, dw, dp + 3 * dd, a3, out);
-    m = f32x4.add(m, f32x4.mul(f32x4.splat(dw), f32x4(load<f32>(dp, 4), load<f32>(dp + dd, 4), load<f32>(dp + 2 * dd, 4), load<f32>(dp + 3 * dd, 4))));
+    const s0 = dotr(lo, hi, xp), s1 = dotr(lo, hi, xp + qb), s2 = dotr(lo, hi, xp + 2 * qb), s3 = dotr(lo, hi, xp + 3 * qb);
+    const dw = f32x4.splat(half(load<u16>(p)));
+    const e01 = v128.load64_lane(dp + dd, v128.load64_zero(dp), 1), e23 = v128.load64_lane(dp + 3 * dd, v128.load64_zero(dp + 2 * dd), 1);
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, v128.shuffle<f32>(e01, e23, 0, 2, 4, 6))));
+    m = f32x4.add(m, f32x4.mul(dw, v128.shuffle<f32>(e01, e23, 1, 3, 5, 7)));
   }
-  m = f32x4.mul(m, f32x4.splat(8));
-  store<f32>(out, hsum4(a0) - f32x4.extract_lane(m, 0)); store<f32>(out + os, hsum4(a1) - f32x4.extract_lane(m, 1));
-  store<f32>(out + 2 * os, hsum4(a2) - f32x4.extract_lane(m, 2)); store<f32>(out + 3 * os, hsum4(a3) - f32x4.extract_lane(m, 3));
+  const r = f32x4.sub(acc, f32x4.mul(m, f32x4.splat(8)));
+  store<f32>(out, f32x4.extract_lane(r, 0)); store<f32>(out + os, f32x4.extract_lane(r, 1));
+  store<f32>(out + 2 * os, f32x4.extract_lane(r, 2)); store<f32>(out + 3 * os, f32x4.extract_lane(r, 3));
 }
 
-// @ts-ignore: decorator
-@inline function dotxr(lo: v128, hi: v128, xp: usize, dw: f32, dp: usize, acc: v128, fence: usize): v128 {
-  const s = dotr(lo, hi, xp);
-  v128.store32_lane(fence, s, 0); // keeps the next token's loads after this one (see dotRowQ)
-  return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.splat(dw * load<f32>(dp))));
-}
