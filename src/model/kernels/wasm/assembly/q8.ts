@@ -98,43 +98,76 @@ export function compactInt8(type: i32): bool {
 }
 
 /**
- * dotRowQ's Q4_K/Q5_K over i8 activations (quantizeBlocksI8) with relaxed dot products (the
- * quants, 0..31, are the i7 operand). Integer sub-block sums are exact and the float steps are
- * dotRowQ's, so the result equals the SIMD128 kernel's bit for bit.
+ * dotRowQ for Q4_K/Q5_K: 256-element super-blocks of 8 sub-blocks of 32 with 6-bit scales and
+ * mins (ggml get_scale_min_k4); quant byte 32j+i holds sub-block 2j element i (low nibble) and
+ * 2j+1 element i (high nibble), Q5_K's fifth bits are bit 2j / 2j+1 of qh byte i. The eight
+ * exact integer sub-block sums are reduced into two vectors, and scales, mins, activation scales
+ * and block sums are applied as vectors (8 lanes per super-block). The relaxed build reads i8
+ * activations (compactInt8) and uses relaxed 8-bit dot products; the float steps are the same in
+ * both builds, so they agree bit for bit.
  */
-function dotQ4Kr(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32): f32 {
+function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32): f32 {
   const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
-  const m4 = v128.load(QC, 128), one8 = v128.load(QC, 144);
-  let acc0 = f32x4.splat(0);
-  let mins: f32 = 0;
+  const m4 = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 128) : v128.load(QC);
+  const one = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 144) : v128.load(QC, 16);
+  const c63 = i32x4.splat(63), c15 = i32x4.splat(15), z = i32x4.splat(0);
+  let acc = f32x4.splat(0), macc = f32x4.splat(0);
   for (let sb = 0; sb < (n >> 8); sb++) {
-    const p = w + <usize>sb * bs, sc = p + 4;
-    const d = half(load<u16>(p)), dmin = half(load<u16>(p, 2));
+    const p = w + <usize>sb * bs;
     const xb = sb << 3;
-    for (let j = 0; j < 4; j++) {
-      const q = p + qo + (<usize>j << 5);
-      const v0 = v128.load(q), v1 = v128.load(q, 16);
-      let l0 = v128.and(v0, m4), l1 = v128.and(v1, m4);
-      let u0 = v128.and(i16x8.shr_u(v0, 4), m4), u1 = v128.and(i16x8.shr_u(v1, 4), m4);
-      if (five) {
-        // fifth bit of element i of sub-block 2j (2j+1): bit 2j (2j+1) of qh byte i; shifting
-        // i16 lanes then masking each byte to bit 0 keeps the two bytes of a lane apart
-        const h0 = v128.load(p, 16), h1 = v128.load(p, 32);
-        const sl = 2 * j, su = 2 * j + 1;
-        l0 = v128.or(l0, i16x8.shl(v128.and(i16x8.shr_u(h0, sl), one8), 4));
-        l1 = v128.or(l1, i16x8.shl(v128.and(i16x8.shr_u(h1, sl), one8), 4));
-        u0 = v128.or(u0, i16x8.shl(v128.and(i16x8.shr_u(h0, su), one8), 4));
-        u1 = v128.or(u1, i16x8.shl(v128.and(i16x8.shr_u(h1, su), one8), 4));
-      }
-      const bl = xb + 2 * j, bu = bl + 1;
-      const sl = isum(dotr(l0, l1, xq + (<usize>bl << 5)));
-      const su = isum(dotr(u0, u1, xq + (<usize>bu << 5)));
-      const scl = scaleK(sc, 2 * j), scu = scaleK(sc, 2 * j + 1);
-      mins += dmin * (<f32>minK(sc, 2 * j) * load<f32>(xs + (<usize>bl << 2)) + <f32>minK(sc, 2 * j + 1) * load<f32>(xs + (<usize>bu << 2)));
-      acc0 = f32x4.add(acc0, f32x4.splat(d * (<f32>(sl * scl) * load<f32>(xd + (<usize>bl << 3)) + <f32>(su * scu) * load<f32>(xd + (<usize>bu << 3)))));
-    }
+    const sLo = reduce4(subK(five, p, qo, 0, false, xq, xb, m4, one), subK(five, p, qo, 0, true, xq, xb + 1, m4, one),
+      subK(five, p, qo, 1, false, xq, xb + 2, m4, one), subK(five, p, qo, 1, true, xq, xb + 3, m4, one));
+    const sHi = reduce4(subK(five, p, qo, 2, false, xq, xb + 4, m4, one), subK(five, p, qo, 2, true, xq, xb + 5, m4, one),
+      subK(five, p, qo, 3, false, xq, xb + 6, m4, one), subK(five, p, qo, 3, true, xq, xb + 7, m4, one));
+    // the 12 scale bytes at p+4, zero-extended to i32 lanes: A = bytes 0..3, B = 4..7, C = 8..11
+    const v = v128.load(p, 4);
+    const A = v128.shuffle<u8>(v, z, 0, 16, 16, 16, 1, 16, 16, 16, 2, 16, 16, 16, 3, 16, 16, 16);
+    const B = v128.shuffle<u8>(v, z, 4, 16, 16, 16, 5, 16, 16, 16, 6, 16, 16, 16, 7, 16, 16, 16);
+    const C = v128.shuffle<u8>(v, z, 8, 16, 16, 16, 9, 16, 16, 16, 10, 16, 16, 16, 11, 16, 16, 16);
+    const scLo = v128.and(A, c63), scHi = v128.or(v128.and(C, c15), i32x4.shl(i32x4.shr_u(A, 6), 4));
+    const mLo = v128.and(B, c63), mHi = v128.or(i32x4.shr_u(C, 4), i32x4.shl(i32x4.shr_u(B, 6), 4));
+    const dp = xd + (<usize>xb << 3), sp = xs + (<usize>xb << 2);
+    const dxLo = v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6);
+    const dxHi = v128.shuffle<f32>(v128.load(dp, 32), v128.load(dp, 48), 0, 2, 4, 6);
+    const t = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sLo, scLo)), dxLo), f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sHi, scHi)), dxHi));
+    acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(half(load<u16>(p)))));
+    const mt = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(mLo), v128.load(sp)), f32x4.mul(f32x4.convert_i32x4_s(mHi), v128.load(sp, 16)));
+    macc = f32x4.add(macc, f32x4.mul(mt, f32x4.splat(half(load<u16>(p, 2)))));
   }
-  return f32x4.extract_lane(acc0, 0) - mins;
+  return hsum4(acc) - hsum4(macc);
+}
+
+/**
+ * Integer dot of Q4_K/Q5_K sub-block 2j (+1 when `upper`: the high nibbles) with activation
+ * block `blk`, as i32x4 partial sums: relaxed build over i8 activations (m4/one: byte masks 0x0f,
+ * 0x01), SIMD128 build over i16 activations with widened quants (m4/one: i16 masks).
+ */
+// @ts-ignore: decorator
+@inline function subK(five: bool, p: usize, qo: usize, j: i32, upper: bool, xq: usize, blk: i32, m4: v128, one: v128): v128 {
+  const q = p + qo + (<usize>j << 5);
+  const bit = 2 * j + (upper ? 1 : 0);
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const v0 = v128.load(q), v1 = v128.load(q, 16);
+    let a = upper ? v128.and(i16x8.shr_u(v0, 4), m4) : v128.and(v0, m4);
+    let b = upper ? v128.and(i16x8.shr_u(v1, 4), m4) : v128.and(v1, m4);
+    if (five) {
+      // shifting i16 lanes then masking each byte to bit 0 keeps the two bytes of a lane apart
+      a = v128.or(a, i16x8.shl(v128.and(i16x8.shr_u(v128.load(p, 16), bit), one), 4));
+      b = v128.or(b, i16x8.shl(v128.and(i16x8.shr_u(v128.load(p, 32), bit), one), 4));
+    }
+    return dotr(a, b, xq + (<usize>blk << 5));
+  }
+  const a0 = v128.load8x8_u(q), a1 = v128.load8x8_u(q + 8), a2 = v128.load8x8_u(q + 16), a3 = v128.load8x8_u(q + 24);
+  let l0 = upper ? i16x8.shr_u(a0, 4) : v128.and(a0, m4), l1 = upper ? i16x8.shr_u(a1, 4) : v128.and(a1, m4);
+  let l2 = upper ? i16x8.shr_u(a2, 4) : v128.and(a2, m4), l3 = upper ? i16x8.shr_u(a3, 4) : v128.and(a3, m4);
+  if (five) {
+    const h = p + 16;
+    l0 = v128.or(l0, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(h), bit), one), 4));
+    l1 = v128.or(l1, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(h + 8), bit), one), 4));
+    l2 = v128.or(l2, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(h + 16), bit), one), 4));
+    l3 = v128.or(l3, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(h + 24), bit), one), 4));
+  }
+  return dot32(l0, l1, l2, l3, xq + (<usize>blk << 6));
 }
 
 /** Σ of the four i32 lanes. */
@@ -217,46 +250,8 @@ export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n:
       if (one) mins -= half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2));
       else mins += 16 * d * load<f32>(dp, 4);
     }
-  } else if (ASC_FEATURE_RELAXED_SIMD && (type == Q4_K || type == Q5_K)) {
-    return dotQ4Kr(type == Q5_K, w, xq, xd, xs, n);
   } else if (type == Q4_K || type == Q5_K) {
-    // 256-element super-blocks: 8 sub-blocks of 32 with 6-bit scales/mins (ggml get_scale_min_k4);
-    // quant byte 32j+i holds sub-block 2j element i (low nibble) and 2j+1 element i (high nibble)
-    const five = type == Q5_K;
-    const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
-    const m4 = v128.load(QC), one16 = v128.load(QC, 16);
-    for (let sb = 0; sb < (n >> 8); sb++) {
-      const p = w + <usize>sb * bs, sc = p + 4;
-      const d = half(load<u16>(p)), dmin = half(load<u16>(p, 2));
-      const xb = sb << 3;
-      for (let j = 0; j < 4; j++) {
-        const q = p + qo + (<usize>j << 5);
-        const a0 = v128.load8x8_u(q), a1 = v128.load8x8_u(q + 8), a2 = v128.load8x8_u(q + 16), a3 = v128.load8x8_u(q + 24);
-        let l0 = v128.and(a0, m4), l1 = v128.and(a1, m4), l2 = v128.and(a2, m4), l3 = v128.and(a3, m4);
-        let u0 = i16x8.shr_u(a0, 4), u1 = i16x8.shr_u(a1, 4), u2 = i16x8.shr_u(a2, 4), u3 = i16x8.shr_u(a3, 4);
-        if (five) {
-          const h = p + 16;
-          const h0 = v128.load8x8_u(h), h1 = v128.load8x8_u(h + 8), h2 = v128.load8x8_u(h + 16), h3 = v128.load8x8_u(h + 24);
-          const sl = 2 * j, su = 2 * j + 1;
-          l0 = v128.or(l0, i16x8.shl(v128.and(i16x8.shr_u(h0, sl), one16), 4));
-          l1 = v128.or(l1, i16x8.shl(v128.and(i16x8.shr_u(h1, sl), one16), 4));
-          l2 = v128.or(l2, i16x8.shl(v128.and(i16x8.shr_u(h2, sl), one16), 4));
-          l3 = v128.or(l3, i16x8.shl(v128.and(i16x8.shr_u(h3, sl), one16), 4));
-          u0 = v128.or(u0, i16x8.shl(v128.and(i16x8.shr_u(h0, su), one16), 4));
-          u1 = v128.or(u1, i16x8.shl(v128.and(i16x8.shr_u(h1, su), one16), 4));
-          u2 = v128.or(u2, i16x8.shl(v128.and(i16x8.shr_u(h2, su), one16), 4));
-          u3 = v128.or(u3, i16x8.shl(v128.and(i16x8.shr_u(h3, su), one16), 4));
-        }
-        const bl = xb + 2 * j, bu = bl + 1;
-        const sl = isum(dot32(l0, l1, l2, l3, xq + (<usize>bl << 6)));
-        const su = isum(dot32(u0, u1, u2, u3, xq + (<usize>bu << 6)));
-        const scl = scaleK(sc, 2 * j), scu = scaleK(sc, 2 * j + 1);
-        mins += dmin * (<f32>minK(sc, 2 * j) * load<f32>(xs + (<usize>bl << 2)) + <f32>minK(sc, 2 * j + 1) * load<f32>(xs + (<usize>bu << 2)));
-        acc0 = f32x4.add(acc0, f32x4.splat(d * (<f32>(sl * scl) * load<f32>(xd + (<usize>bl << 3)) + <f32>(su * scu) * load<f32>(xd + (<usize>bu << 3)))));
-      }
-    }
-    // acc0 holds the total in every lane
-    return f32x4.extract_lane(acc0, 0) - mins;
+    return dotQ4K(type == Q5_K, w, xq, xd, xs, n);
   } else if (type == Q6_K) {
     // 256-element super-blocks in two halves of 128: element l (0..31) of quarter k takes its low
     // 4 bits from ql (byte l or l+32, low/high nibble) and 2 high bits from qh byte l; 16 scales of 16
