@@ -170,6 +170,54 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32): 
   return dot32(l0, l1, l2, l3, xq + (<usize>blk << 6));
 }
 
+/**
+ * dotRowQ for Q6_K: 256-element super-blocks in two halves of 128; element l (0..31) of quarter k
+ * takes its low 4 bits from ql (byte l, +32 when k is odd; low nibble for k < 2, high for k ≥ 2)
+ * and 2 high bits from qh byte l (bits 2k, 2k+1), minus 32; one i8 scale per 16 elements
+ * (ggml dequantize_row_q6_K). Per half, the eight exact integer 16-element sums are reduced into
+ * two vectors, scaled by the i8 scales in integer, pairs added into the four quarter sums, and
+ * those scaled by the activation scales as one vector.
+ */
+function dotQ6K(w: usize, xq: usize, xd: usize, n: i32): f32 {
+  const m4 = v128.load(QC), m3 = v128.load(QC, 32), e32 = v128.load(QC, 48);
+  let acc = f32x4.splat(0);
+  for (let sb = 0; sb < (n >> 8); sb++) {
+    const p = w + <usize>sb * 210;
+    let t = f32x4.splat(0);
+    for (let h = 0; h < 2; h++) {
+      const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
+      const xb = (sb << 3) + (h << 2);
+      const xp = xq + (<usize>xb << 6);
+      // group sums [quarter 0 part 0, q0 p1, q1 p0, q1 p1] and the same for quarters 2, 3
+      const gLo = reduce4(q6Part(ql, qh, 0, xp, m4, m3, e32), q6Part(ql + 16, qh + 16, 0, xp + 32, m4, m3, e32),
+        q6Part(ql + 32, qh, 2, xp + 64, m4, m3, e32), q6Part(ql + 48, qh + 16, 2, xp + 96, m4, m3, e32));
+      const gHi = reduce4(q6Part(ql, qh, 4, xp + 128, m4, m3, e32), q6Part(ql + 16, qh + 16, 4, xp + 160, m4, m3, e32),
+        q6Part(ql + 32, qh, 6, xp + 192, m4, m3, e32), q6Part(ql + 48, qh + 16, 6, xp + 224, m4, m3, e32));
+      const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
+      const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
+      const q = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
+      const dp = xd + (<usize>xb << 3);
+      t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(q), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
+    }
+    acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(half(load<u16>(p, 208)))));
+  }
+  return hsum4(acc);
+}
+
+/**
+ * 16 Q6_K elements against 16 i16 activations at xp, as i32x4 partial sums: low 4 bits from the
+ * 16 ql bytes at ql (high nibble when hs ≥ 4, i.e. quarters 2 and 3), 2 high bits from the qh
+ * bytes at qh shifted right by hs, minus 32. |sum| ≤ 16·32·127.
+ */
+// @ts-ignore: decorator
+@inline function q6Part(ql: usize, qh: usize, hs: i32, xp: usize, m4: v128, m3: v128, e32: v128): v128 {
+  const a0 = v128.load8x8_u(ql), a1 = v128.load8x8_u(ql + 8);
+  const h0 = v128.load8x8_u(qh), h1 = v128.load8x8_u(qh + 8);
+  const q0 = i16x8.sub(v128.or(hs >= 4 ? i16x8.shr_u(a0, 4) : v128.and(a0, m4), i16x8.shl(v128.and(i16x8.shr_u(h0, hs), m3), 4)), e32);
+  const q1 = i16x8.sub(v128.or(hs >= 4 ? i16x8.shr_u(a1, 4) : v128.and(a1, m4), i16x8.shl(v128.and(i16x8.shr_u(h1, hs), m3), 4)), e32);
+  return i32x4.add(i32x4.dot_i16x8_s(q0, v128.load(xp)), i32x4.dot_i16x8_s(q1, v128.load(xp, 16)));
+}
+
 /** Σ of the four i32 lanes. */
 // @ts-ignore: decorator
 @inline function isum(v: v128): i32 {
@@ -253,37 +301,7 @@ export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n:
   } else if (type == Q4_K || type == Q5_K) {
     return dotQ4K(type == Q5_K, w, xq, xd, xs, n);
   } else if (type == Q6_K) {
-    // 256-element super-blocks in two halves of 128: element l (0..31) of quarter k takes its low
-    // 4 bits from ql (byte l or l+32, low/high nibble) and 2 high bits from qh byte l; 16 scales of 16
-    const m4 = v128.load(QC), m3 = v128.load(QC, 32), e32 = v128.load(QC, 48);
-    for (let sb = 0; sb < (n >> 8); sb++) {
-      const p = w + <usize>sb * 210;
-      const d = half(load<u16>(p, 208));
-      let tot: f32 = 0;
-      for (let h = 0; h < 2; h++) {
-        const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
-        const A0 = v128.load8x8_u(ql), A1 = v128.load8x8_u(ql + 8), A2 = v128.load8x8_u(ql + 16), A3 = v128.load8x8_u(ql + 24);
-        const B0 = v128.load8x8_u(ql + 32), B1 = v128.load8x8_u(ql + 40), B2 = v128.load8x8_u(ql + 48), B3 = v128.load8x8_u(ql + 56);
-        const H0 = v128.load8x8_u(qh), H1 = v128.load8x8_u(qh + 8), H2 = v128.load8x8_u(qh + 16), H3 = v128.load8x8_u(qh + 24);
-        const xb = (sb << 3) + (h << 2);
-        for (let k = 0; k < 4; k++) {
-          // quarter k: low bits from A (k even) or B (k odd), low nibble for k < 2, high for k ≥ 2
-          const hs = 2 * k;
-          const lowA = k & 1 ? B0 : A0, lowB = k & 1 ? B1 : A1, lowC = k & 1 ? B2 : A2, lowD = k & 1 ? B3 : A3;
-          const q0 = i16x8.sub(v128.or(k < 2 ? v128.and(lowA, m4) : i16x8.shr_u(lowA, 4), i16x8.shl(v128.and(i16x8.shr_u(H0, hs), m3), 4)), e32);
-          const q1 = i16x8.sub(v128.or(k < 2 ? v128.and(lowB, m4) : i16x8.shr_u(lowB, 4), i16x8.shl(v128.and(i16x8.shr_u(H1, hs), m3), 4)), e32);
-          const q2 = i16x8.sub(v128.or(k < 2 ? v128.and(lowC, m4) : i16x8.shr_u(lowC, 4), i16x8.shl(v128.and(i16x8.shr_u(H2, hs), m3), 4)), e32);
-          const q3 = i16x8.sub(v128.or(k < 2 ? v128.and(lowD, m4) : i16x8.shr_u(lowD, 4), i16x8.shl(v128.and(i16x8.shr_u(H3, hs), m3), 4)), e32);
-          const xp = xq + (<usize>(xb + k) << 6);
-          const sa = isum(i32x4.add(i32x4.dot_i16x8_s(q0, v128.load(xp)), i32x4.dot_i16x8_s(q1, v128.load(xp, 16))));
-          const sbv = isum(i32x4.add(i32x4.dot_i16x8_s(q2, v128.load(xp, 32)), i32x4.dot_i16x8_s(q3, v128.load(xp, 48))));
-          const isc = sa * <i32>load<i8>(sc + 2 * k) + sbv * <i32>load<i8>(sc + 2 * k + 1);
-          tot += <f32>isc * load<f32>(xd + (<usize>(xb + k) << 3));
-        }
-      }
-      acc0 = f32x4.add(acc0, f32x4.splat(d * tot));
-    }
-    return f32x4.extract_lane(acc0, 0);
+    return dotQ6K(w, xq, xd, n);
   } else {
     unreachable();
   }
