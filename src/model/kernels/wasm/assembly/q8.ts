@@ -9,7 +9,8 @@ import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
 /**
  * i16x8 loop constants read from memory (binaryen would re-materialize a v128.const at each use
  * inside loops, costing V8 several instructions each): 0x0f, 1, 3, 32, 0x10, bit selectors, and
- * (as i32x4) the f16 → f32 mask 0x8fffe000 and 2^112, and (bytes) 0x0f at offset 128, 0x01 at 144.
+ * (as i32x4) the f16 → f32 mask 0x8fffe000 and 2^112, and (bytes) 0x0f at offset 128, 0x01 at 144,
+ * 0x03 at 160, 0x20 at 176.
  */
 const QC = memory.data<u16>([
   15, 15, 15, 15, 15, 15, 15, 15,
@@ -22,6 +23,8 @@ const QC = memory.data<u16>([
   0, 0x7780, 0, 0x7780, 0, 0x7780, 0, 0x7780,
   0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f,
   0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101,
+  0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303,
+  0x2020, 0x2020, 0x2020, 0x2020, 0x2020, 0x2020, 0x2020, 0x2020,
 ], 16);
 
 /** Whether `type` has an integer dot product here (the matmul then wants quantized activations). */
@@ -94,7 +97,7 @@ export function quantizeBlocksI8(xq: usize, xd: usize, x: usize, nBlocks: i32): 
  * exact) to i16x8.relaxed_dot_i8x16_i7x16_s: 16 multiply-adds per instruction.
  */
 export function compactInt8(type: i32): bool {
-  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q4_K || type == Q5_K);
+  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q4_K || type == Q5_K || type == Q6_K);
 }
 
 /**
@@ -179,6 +182,7 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32): 
  * those scaled by the activation scales as one vector.
  */
 function dotQ6K(w: usize, xq: usize, xd: usize, n: i32): f32 {
+  if (ASC_FEATURE_RELAXED_SIMD) return dotQ6Kr(w, xq, xd, n);
   const m4 = v128.load(QC), m3 = v128.load(QC, 32), e32 = v128.load(QC, 48);
   let acc = f32x4.splat(0);
   for (let sb = 0; sb < (n >> 8); sb++) {
@@ -202,6 +206,46 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32): f32 {
     acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(half(load<u16>(p, 208)))));
   }
   return hsum4(acc);
+}
+
+/**
+ * dotQ6K over i8 activations (relaxed build, compactInt8): the same steps with the group sums from
+ * relaxed 8-bit dot products (the unsigned 6-bit quants are the i7 operand; the −32 offset is a
+ * second dot product against 32s, subtracted in i16 where each pair sum stays within ±2·32·127).
+ * Integer group sums are exact, so the result equals dotQ6K's SIMD128 path bit for bit.
+ */
+function dotQ6Kr(w: usize, xq: usize, xd: usize, n: i32): f32 {
+  const m4 = v128.load(QC, 128), m3 = v128.load(QC, 160), e32 = v128.load(QC, 176);
+  let acc = f32x4.splat(0);
+  for (let sb = 0; sb < (n >> 8); sb++) {
+    const p = w + <usize>sb * 210;
+    let t = f32x4.splat(0);
+    for (let h = 0; h < 2; h++) {
+      const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
+      const xb = (sb << 3) + (h << 2);
+      const xp = xq + (<usize>xb << 5);
+      const gLo = reduce4(q6PartR(ql, qh, 0, xp, m4, m3, e32), q6PartR(ql + 16, qh + 16, 0, xp + 16, m4, m3, e32),
+        q6PartR(ql + 32, qh, 2, xp + 32, m4, m3, e32), q6PartR(ql + 48, qh + 16, 2, xp + 48, m4, m3, e32));
+      const gHi = reduce4(q6PartR(ql, qh, 4, xp + 64, m4, m3, e32), q6PartR(ql + 16, qh + 16, 4, xp + 80, m4, m3, e32),
+        q6PartR(ql + 32, qh, 6, xp + 96, m4, m3, e32), q6PartR(ql + 48, qh + 16, 6, xp + 112, m4, m3, e32));
+      const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
+      const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
+      const q = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
+      const dp = xd + (<usize>xb << 3);
+      t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(q), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
+    }
+    acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(half(load<u16>(p, 208)))));
+  }
+  return hsum4(acc);
+}
+
+/** q6Part over 16 i8 activations at xp with relaxed 8-bit dot products (byte masks m4, m3, e32 = 32s). */
+// @ts-ignore: decorator
+@inline function q6PartR(ql: usize, qh: usize, hs: i32, xp: usize, m4: v128, m3: v128, e32: v128): v128 {
+  const a = v128.load(ql), x = v128.load(xp);
+  const lo = hs >= 4 ? v128.and(i16x8.shr_u(a, 4), m4) : v128.and(a, m4);
+  const q = v128.or(lo, i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh), hs), m3), 4));
+  return i32x4.extadd_pairwise_i16x8_s(i16x8.sub(i16x8.relaxed_dot_i8x16_i7x16_s(x, q), i16x8.relaxed_dot_i8x16_i7x16_s(x, e32)));
 }
 
 /**
@@ -324,9 +368,9 @@ export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n:
  */
 // @ts-ignore: decorator
 @inline function reduce4(s0: v128, s1: v128, s2: v128, s3: v128): v128 {
-  const t0 = i32x4.add(v128.shuffle<i32>(s0, s1, 0, 4, 1, 5), v128.shuffle<i32>(s0, s1, 2, 6, 3, 7));
-  const t1 = i32x4.add(v128.shuffle<i32>(s2, s3, 0, 4, 1, 5), v128.shuffle<i32>(s2, s3, 2, 6, 3, 7));
-  return i32x4.add(v128.shuffle<i32>(t0, t1, 0, 1, 4, 5), v128.shuffle<i32>(t0, t1, 2, 3, 6, 7));
+  const t0 = i32x4.add(v128.shuffle<i32>(s0, s1, 0, 2, 4, 6), v128.shuffle<i32>(s0, s1, 1, 3, 5, 7));
+  const t1 = i32x4.add(v128.shuffle<i32>(s2, s3, 0, 2, 4, 6), v128.shuffle<i32>(s2, s3, 1, 3, 5, 7));
+  return i32x4.add(v128.shuffle<i32>(t0, t1, 0, 2, 4, 6), v128.shuffle<i32>(t0, t1, 1, 3, 5, 7));
 }
 
 /**
