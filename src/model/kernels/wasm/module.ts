@@ -80,7 +80,8 @@ export function relaxedSimdAvailable(): boolean {
  * miscompiles i32x4.relaxed_dot_i8x16_i7x16_add_s, which the kernels therefore avoid).
  */
 function relaxedKernelsWork(m: WasmModule): boolean {
-  const memory = new Wasm.Memory({ initial: 2, maximum: 65536, shared: true });
+  // a small maximum (allowed: ≤ the import's) keeps V8 from reserving 4 GiB for the probe
+  const memory = new Wasm.Memory({ initial: 2, maximum: 2, shared: true });
   const k = new Wasm.Instance(m, { env: { memory } }).exports as unknown as KernelExports;
   const n = 160, nTok = 4, nb = n / 32;
   const base = Math.ceil(k.heapBase() / 64) * 64;
