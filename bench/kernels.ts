@@ -8,7 +8,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { createRng } from '../src/decode/rng.js';
-import { GGMLType, f32ToBf16, f32ToF16, typeName } from '../src/format/dtypes.js';
+import { GGMLType, blockLayout, f32ToBf16, f32ToF16, typeName } from '../src/format/dtypes.js';
 import { matmul as jsMatmul } from '../src/model/kernels/matmul.js';
 import { quantMatmulRef } from '../src/model/kernels/quant/matmul-ref.js';
 import { quantizeQ4_0, quantizeQ8_0 } from '../src/model/kernels/quant/quantize.js';
@@ -16,7 +16,7 @@ import { createWasmBackend, type WasmBackend } from '../src/model/kernels/wasm/b
 import { relaxedSimdAvailable } from '../src/model/kernels/wasm/module.js';
 
 const SHAPES: [number, number][] = [[768, 768], [768, 2048], [2048, 768], [768, 32000]];
-const TYPES = [GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q6_K];
+const TYPES = [GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K];
 
 interface Row { type: string; shape: string; impl: string; us: number; gflops: number; gbs: number }
 
@@ -37,11 +37,12 @@ function makeWeight(type: GGMLType, nIn: number, nOut: number, seed: number, be:
     const x = new Float32Array(n); for (let i = 0; i < n; i++) x[i] = rng.next() - 0.5;
     src = type === GGMLType.Q8_0 ? quantizeQ8_0(x) : quantizeQ4_0(x);
   } else {
-    // K-quants: random blocks with small f16 scales (every bit pattern is a valid block)
-    const bb = type === GGMLType.Q4_K ? 144 : 210, nb = n / 256;
+    // other types: random blocks with small f16 scales (every bit pattern is a valid block)
+    const { blockElems, blockBytes: bb } = blockLayout(type), nb = n / blockElems;
     src = new Uint8Array(nb * bb);
     for (let i = 0; i < src.length; i++) src[i] = Math.floor(rng.next() * 256);
-    for (let b = 0; b < nb; b++) for (const o of type === GGMLType.Q4_K ? [0, 2] : [208]) { const h = f32ToF16(0.01); src[b * bb + o] = h & 0xff; src[b * bb + o + 1] = h >> 8; }
+    const scales = type === GGMLType.Q6_K ? [208] : type === GGMLType.Q5_0 ? [0] : [0, 2];
+    for (let b = 0; b < nb; b++) for (const o of scales) { const h = f32ToF16(0.01); src[b * bb + o] = h & 0xff; src[b * bb + o + 1] = h >> 8; }
   }
   bytes = be.heap.allocate(src.byteLength); bytes.set(src);
   return { type, data: bytes, bytes: bytes.byteLength };

@@ -2,7 +2,7 @@
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
 import { hsum, madd, sum32 } from './simd';
-import { compactInt8, dotQ4_0r, dotRowQ, dotRowQx4, hasIntDot, rowQ4_0x4r } from './q8';
+import { compactInt8, dotRowQ, dotRowQx4, hasIntDot, rowQ4_0x4r } from './q8';
 import { Q4_0, Q8_0 } from './rows';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
@@ -47,7 +47,7 @@ export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq:
         for (; t < t1; t++) {
           const tu = <usize>t;
           const o = out + ((tu * <usize>nOut + <usize>r) << 2);
-          store<f32>(o, type == Q4_0 ? dotQ4_0r(row, xq + tu * qb, xd + tu * dd, nIn, o) : dotRowQ(type, row, xq + tu * qb, xd + tu * dd, xs + tu * db, nIn, o));
+          store<f32>(o, dotRowQ(type, row, xq + tu * qb, xd + tu * dd, xs + tu * db, nIn, o));
         }
       }
     }

@@ -3,7 +3,7 @@
 // blocks with one f32 scale each (Q8_0-style: d = amax/127, q = round(x/d)), stored pre-widened
 // to i16 so that every weight block is one run of i32x4.dot_i16x8_s; the weight and activation
 // scales are applied once per block. Weight block layouts: ggml-common.h (block_q4_0 … block_q6_k).
-import { half } from './simd';
+import { bit5, half } from './simd';
 import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
 
 /**
@@ -97,7 +97,7 @@ export function quantizeBlocksI8(xq: usize, xd: usize, x: usize, nBlocks: i32): 
  * exact) to i16x8.relaxed_dot_i8x16_i7x16_s: 16 multiply-adds per instruction.
  */
 export function compactInt8(type: i32): bool {
-  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q4_K || type == Q5_K || type == Q6_K);
+  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q5_0 || type == Q5_1 || type == Q4_K || type == Q5_K || type == Q6_K);
 }
 
 /**
@@ -291,66 +291,14 @@ function dotQ6Kr(w: usize, xq: usize, xd: usize, n: i32): f32 {
  * the kernel ~1.5× slower.
  */
 export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n: i32, fence: usize): f32 {
-  const nb = n >> 5;
-  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0);
-  let mins: f32 = 0;
   if (type == Q8_0) return dotQ8_0(w, xq, xd, n, fence);
-  if (type == Q4_0) return dotQ4_0(w, xq, xd, n, fence);
-  if (type == Q4_1) {
-    // same nibble layout as Q4_0 plus a min term m·Σx (exact block sums xs)
-    const one = true;
-    const bs: usize = one ? 20 : 18, qo: usize = one ? 4 : 2;
-    const m4 = v128.load(QC);
-    let b = 0;
-    for (; b + 2 <= nb; b += 2) {
-      const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-      const a0 = v128.load8x8_u(p + qo), a1 = v128.load8x8_u(p + qo + 8);
-      const c0 = v128.load8x8_u(p + bs + qo), c1 = v128.load8x8_u(p + bs + qo + 8);
-      const s0 = dot32(v128.and(a0, m4), v128.and(a1, m4), i16x8.shr_u(a0, 4), i16x8.shr_u(a1, 4), xp);
-      const s1 = dot32(v128.and(c0, m4), v128.and(c1, m4), i16x8.shr_u(c0, 4), i16x8.shr_u(c1, 4), xp + 64);
-      const d0 = half(load<u16>(p)), d1 = half(load<u16>(p + bs));
-      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(d0 * load<f32>(dp))));
-      acc1 = f32x4.add(acc1, f32x4.mul(f32x4.convert_i32x4_s(s1), f32x4.splat(d1 * load<f32>(dp, 8))));
-      if (one) mins -= half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2)) + half(load<u16>(p + bs, 2)) * load<f32>(xs + (<usize>b << 2), 4);
-      else mins += 8 * (d0 * load<f32>(dp, 4) + d1 * load<f32>(dp, 12));
-    }
-    if (b < nb) {
-      const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-      const a0 = v128.load8x8_u(p + qo), a1 = v128.load8x8_u(p + qo + 8);
-      const s0 = dot32(v128.and(a0, m4), v128.and(a1, m4), i16x8.shr_u(a0, 4), i16x8.shr_u(a1, 4), xp);
-      const d0 = half(load<u16>(p));
-      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(d0 * load<f32>(dp))));
-      if (one) mins -= half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2));
-      else mins += 8 * d0 * load<f32>(dp, 4);
-    }
-  } else if (type == Q5_0 || type == Q5_1) {
-    // like Q4_0/Q4_1 plus a fifth bit per element from qh; Q5_0's −16 offset through the block sums
-    const one = type == Q5_1;
-    const bs: usize = one ? 24 : 22, qo: usize = one ? 8 : 6, ho: usize = one ? 4 : 2;
-    const m4 = v128.load(QC), b5 = v128.load(QC, 64), sel = v128.load(QC, 80);
-    for (let b = 0; b < nb; b++) {
-      const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-      const qh = load<u32>(p + ho);
-      const a0 = v128.load8x8_u(p + qo), a1 = v128.load8x8_u(p + qo + 8);
-      const s = dot32(
-        v128.or(v128.and(a0, m4), bit5x8(qh, sel, b5)),
-        v128.or(v128.and(a1, m4), bit5x8(qh >> 8, sel, b5)),
-        v128.or(i16x8.shr_u(a0, 4), bit5x8(qh >> 16, sel, b5)),
-        v128.or(i16x8.shr_u(a1, 4), bit5x8(qh >> 24, sel, b5)), xp);
-      const d = half(load<u16>(p));
-      acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.splat(d * load<f32>(dp))));
-      if (one) mins -= half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2));
-      else mins += 16 * d * load<f32>(dp, 4);
-    }
-  } else if (type == Q4_K || type == Q5_K) {
-    return dotQ4K(type == Q5_K, w, xq, xd, xs, n);
-  } else if (type == Q6_K) {
-    return dotQ6K(w, xq, xd, n);
-  } else {
-    unreachable();
-  }
-  const a = f32x4.add(acc0, acc1);
-  return ((f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1)) + (f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3))) - mins;
+  if (type == Q4_0) return ASC_FEATURE_RELAXED_SIMD ? dotQ4_0r(w, xq, xd, n, fence) : dotQ4_0(w, xq, xd, n, fence);
+  if (type == Q4_1) return dotQ4_1(w, xq, xd, xs, n);
+  if (type == Q5_0 || type == Q5_1) return dotQ5(type, w, xq, xd, xs, n, fence);
+  if (type == Q4_K || type == Q5_K) return dotQ4K(type == Q5_K, w, xq, xd, xs, n);
+  if (type == Q6_K) return dotQ6K(w, xq, xd, n);
+  unreachable();
+  return 0;
 }
 
 // @ts-ignore: decorator
@@ -452,6 +400,99 @@ export function dotQ4_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f
     t += dw * (<f32>isum(s) * load<f32>(dp) - 8 * load<f32>(dp, 4));
   }
   return hsum4(acc) - 8 * hsum4(mins) + t;
+}
+
+/**
+ * dotRowQ for Q4_1 (i16 activations in both builds: the relaxed 8-bit form measured no faster):
+ * Q4_0's nibble layout plus a min term m·Σx (exact block sums xs); two blocks per step with
+ * per-lane f32 accumulation.
+ */
+function dotQ4_1(w: usize, xq: usize, xd: usize, xs: usize, n: i32): f32 {
+  const nb = n >> 5;
+  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0);
+  let mins: f32 = 0;
+  const bs: usize = 20, qo: usize = 4;
+  const m4 = v128.load(QC);
+  let b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+    const a0 = v128.load8x8_u(p + qo), a1 = v128.load8x8_u(p + qo + 8);
+    const c0 = v128.load8x8_u(p + bs + qo), c1 = v128.load8x8_u(p + bs + qo + 8);
+    const s0 = dot32(v128.and(a0, m4), v128.and(a1, m4), i16x8.shr_u(a0, 4), i16x8.shr_u(a1, 4), xp);
+    const s1 = dot32(v128.and(c0, m4), v128.and(c1, m4), i16x8.shr_u(c0, 4), i16x8.shr_u(c1, 4), xp + 64);
+    const d0 = half(load<u16>(p)), d1 = half(load<u16>(p + bs));
+    acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(d0 * load<f32>(dp))));
+    acc1 = f32x4.add(acc1, f32x4.mul(f32x4.convert_i32x4_s(s1), f32x4.splat(d1 * load<f32>(dp, 8))));
+    mins -= half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2)) + half(load<u16>(p + bs, 2)) * load<f32>(xs + (<usize>b << 2), 4);
+  }
+  if (b < nb) {
+    const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+    const a0 = v128.load8x8_u(p + qo), a1 = v128.load8x8_u(p + qo + 8);
+    const s0 = dot32(v128.and(a0, m4), v128.and(a1, m4), i16x8.shr_u(a0, 4), i16x8.shr_u(a1, 4), xp);
+    const d0 = half(load<u16>(p));
+    acc0 = f32x4.add(acc0, f32x4.mul(f32x4.convert_i32x4_s(s0), f32x4.splat(d0 * load<f32>(dp))));
+    mins -= half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2));
+  }
+  const a = f32x4.add(acc0, acc1);
+  return ((f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1)) + (f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3))) - mins;
+}
+
+/**
+ * dotRowQ for Q5_0, Q5_1: Q4_0's nibble layout plus a fifth bit per element from the 32-bit qh,
+ * and either a min term m·Σx (Q5_1, exact block sums xs) or Q5_0's −16
+ * offset through the activation block sums. Four blocks per step: the exact integer block sums
+ * are reduced into one vector and scales applied as vectors. The relaxed build reads i8
+ * activations and uses relaxed 8-bit dots (quants 0..31 are the i7 operand); both builds take
+ * the same float steps, so they agree bit for bit.
+ */
+function dotQ5(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n: i32, fence: usize): f32 {
+  const nb = n >> 5;
+  const min = type != Q5_0;
+  const bs: usize = type == Q5_0 ? 22 : 24;
+  const mask = v128.load(QC, 96), k = v128.load(QC, 112);
+  let acc = f32x4.splat(0), macc = f32x4.splat(0);
+  let b = 0;
+  for (; b + 4 <= nb; b += 4) {
+    const p = w + <usize>b * bs, dp = xd + (<usize>b << 3);
+    const s0 = blockQ451(type, p, xq, b), s1 = blockQ451(type, p + bs, xq, b + 1);
+    v128.store32_lane(fence, s1, 0); // see dotRowQ
+    const s2 = blockQ451(type, p + 2 * bs, xq, b + 2), s3 = blockQ451(type, p + 3 * bs, xq, b + 3);
+    v128.store32_lane(fence, s3, 0);
+    const d0 = v128.load(dp), d1 = v128.load(dp, 16);
+    const dw = half4At(p, bs, mask, k);
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, v128.shuffle<f32>(d0, d1, 0, 2, 4, 6))));
+    if (min) macc = f32x4.add(macc, f32x4.mul(half4At(p + 2, bs, mask, k), v128.load(xs + (<usize>b << 2))));
+    else macc = f32x4.add(macc, f32x4.mul(dw, v128.shuffle<f32>(d0, d1, 1, 3, 5, 7)));
+  }
+  let t: f32 = 0;
+  for (; b < nb; b++) {
+    const p = w + <usize>b * bs, dp = xd + (<usize>b << 3);
+    const dw = half(load<u16>(p));
+    t += <f32>isum(blockQ451(type, p, xq, b)) * (dw * load<f32>(dp));
+    t += min ? half(load<u16>(p, 2)) * load<f32>(xs + (<usize>b << 2)) : -16 * (dw * load<f32>(dp, 4));
+  }
+  const m = hsum4(macc);
+  return hsum4(acc) + (min ? m : -16 * m) + t;
+}
+
+/** Integer dot of one Q5_0/Q5_1 block at p with activation block `blk`, as i32x4 partial sums. */
+// @ts-ignore: decorator
+@inline function blockQ451(type: i32, p: usize, xq: usize, blk: i32): v128 {
+  const qo: usize = type == Q5_0 ? 6 : 8, ho: usize = type == Q5_0 ? 2 : 4;
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const m4 = v128.load(QC, 128);
+    const v = v128.load(p + qo);
+    const qh = load<u32>(p + ho);
+    const lo = v128.or(v128.and(v, m4), bit5(qh & 0xffff)), hi = v128.or(v128.and(i16x8.shr_u(v, 4), m4), bit5(qh >> 16));
+    return dotr(lo, hi, xq + (<usize>blk << 5));
+  }
+  const m4 = v128.load(QC);
+  const a0 = v128.load8x8_u(p + qo), a1 = v128.load8x8_u(p + qo + 8);
+  const b5 = v128.load(QC, 64), sel = v128.load(QC, 80);
+  const qh = load<u32>(p + ho);
+  const l0 = v128.or(v128.and(a0, m4), bit5x8(qh, sel, b5)), l1 = v128.or(v128.and(a1, m4), bit5x8(qh >> 8, sel, b5));
+  const u0 = v128.or(i16x8.shr_u(a0, 4), bit5x8(qh >> 16, sel, b5)), u1 = v128.or(i16x8.shr_u(a1, 4), bit5x8(qh >> 24, sel, b5));
+  return dot32(l0, l1, u0, u1, xq + (<usize>blk << 6));
 }
 
 /**
