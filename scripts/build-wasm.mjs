@@ -1,10 +1,11 @@
 // Compiles the AssemblyScript kernels (src/model/kernels/wasm/assembly) to two binaries:
 //  - build/tokenloop-kernels.wasm: SIMD128 only (runs on any Node 20).
 //  - build/tokenloop-kernels-relaxed.wasm: SIMD128 + relaxed SIMD (f32x4.relaxed_madd → FMA,
-//    i32x4.relaxed_dot_i8x16_i7x16_add_s for 4-bit weights). Same sources: the kernels branch on
-//    the compile-time constant ASC_FEATURE_RELAXED_SIMD. Node 20 needs
-//    --experimental-wasm-relaxed-simd to compile it; src/model/kernels/wasm/module.ts sets that
-//    flag at run time and falls back to the SIMD128 binary when the module does not validate.
+//    i16x8.relaxed_dot_i8x16_i7x16_s for the 4-6-bit weight types over i8 activations). Same
+//    sources: the kernels branch on the compile-time constant ASC_FEATURE_RELAXED_SIMD. Node 20
+//    needs --experimental-wasm-relaxed-simd to compile it; src/model/kernels/wasm/module.ts sets
+//    that flag at run time and falls back to the SIMD128 binary when the module does not validate
+//    or its functional probe fails.
 // Run by `npm run build` (and so by `npm ci` via `prepare`). Common flags:
 //  - memory imported and shared (workers instantiate the same module over the same memory),
 //    maximum 65536 pages = 4 GiB, the wasm32 limit on weights + activations + KV cache.
