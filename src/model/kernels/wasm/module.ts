@@ -74,8 +74,8 @@ export function relaxedSimdAvailable(): boolean {
 }
 
 /**
- * Functional probe of the relaxed build: a 5-block Q4_0 row (four-block step plus a tail) against
- * one and four tokens, through the relaxed 8-bit dot products, must equal the exact integer-sum
+ * Functional probe of the relaxed build: three 5-block Q4_0 rows (four-block step plus a tail)
+ * against one and four tokens, through the relaxed 8-bit dot products, must equal the exact integer-sum
  * result. Guards against engines that validate relaxed SIMD but compute it wrongly (Node 20's V8
  * miscompiles i32x4.relaxed_dot_i8x16_i7x16_add_s, which the kernels therefore avoid).
  */
@@ -83,26 +83,29 @@ function relaxedKernelsWork(m: WasmModule): boolean {
   // a small maximum (allowed: ≤ the import's) keeps V8 from reserving 4 GiB for the probe
   const memory = new Wasm.Memory({ initial: 2, maximum: 2, shared: true });
   const k = new Wasm.Instance(m, { env: { memory } }).exports as unknown as KernelExports;
-  const n = 160, nTok = 4, nb = n / 32;
+  const n = 160, nTok = 4, nb = n / 32, rows = 3, rb = nb * 18;
   const base = Math.ceil(k.heapBase() / 64) * 64;
   const w = base, x = w + 1024, xq = x + n * nTok * 4, xd = xq + n * nTok, out = xd + nb * nTok * 8;
   const u8 = new Uint8Array(memory.buffer), f32 = new Float32Array(memory.buffer);
-  for (let b = 0; b < nb; b++) {
+  for (let b = 0; b < nb * rows; b++) {
     u8[w + b * 18] = 0; u8[w + b * 18 + 1] = 0x3c; // f16 1.0
     for (let j = 0; j < 16; j++) u8[w + b * 18 + 2 + j] = (b * 37 + j * 11) & 0xff;
   }
   // activations already on the int8 grid of their blocks (amax 127): quantization is exact
   for (let i = 0; i < n * nTok; i++) f32[x / 4 + i] = i % 32 === 5 ? 127 : ((i * 29) % 255) - 127;
   k.quantizeBlocksI8(xq, xd, x, nb * nTok);
+  // one token (rows in pairs, then a single row) and four tokens (the prefill kernel)
   for (const t of [1, nTok]) {
-    k.matmul(GGMLType.Q4_0, out, w, x, 0, xq, xd, n, 1, t, 0, 1, 0);
+    k.matmul(GGMLType.Q4_0, out, w, x, 0, xq, xd, n, rows, t, 0, rows, 0);
     for (let j = 0; j < t; j++) {
-      let want = 0;
-      for (let i = 0; i < n; i++) {
-        const byte = u8[w + Math.floor(i / 32) * 18 + 2 + (i % 16)]!;
-        want += (((i % 32) < 16 ? byte & 15 : byte >> 4) - 8) * f32[x / 4 + j * n + i]!;
+      for (let r = 0; r < rows; r++) {
+        let want = 0;
+        for (let i = 0; i < n; i++) {
+          const byte = u8[w + r * rb + Math.floor(i / 32) * 18 + 2 + (i % 16)]!;
+          want += (((i % 32) < 16 ? byte & 15 : byte >> 4) - 8) * f32[x / 4 + j * n + i]!;
+        }
+        if (f32[out / 4 + j * rows + r] !== want) return false;
       }
-      if (f32[out / 4 + j] !== want) return false;
     }
   }
   return true;
