@@ -61,8 +61,7 @@ for (const [type, sizes] of F32_CASES) {
 }
 
 // Decode (one token, and the tokens left over after 4-token groups) reduces the integer block sums
-// before any float step, so it matches SIMD128 bit for bit, whether a row went through the
-// two-row decode kernel or alone (odd nOut, and the 2-thread backend's chunk boundaries); the 4-token prefill kernel keeps per-lane
+// before any float step, so it matches SIMD128 bit for bit; the 4-token prefill kernel keeps per-lane
 // float sums whose lanes hold different elements in the two builds, so there only f32 rounding differs.
 test('relaxed build Q4_0 with 8-bit dot products: decode equals the SIMD128 int8 path bit for bit, prefill within f32 rounding (awkward sizes, 1 and 2 threads)', { skip: relaxed ? false : 'relaxed SIMD unavailable here' }, () => {
   const one = make({ threads: 1, variant: 'relaxed' });

@@ -94,7 +94,7 @@ function relaxedKernelsWork(m: WasmModule): boolean {
   // activations already on the int8 grid of their blocks (amax 127): quantization is exact
   for (let i = 0; i < n * nTok; i++) f32[x / 4 + i] = i % 32 === 5 ? 127 : ((i * 29) % 255) - 127;
   k.quantizeBlocksI8(xq, xd, x, nb * nTok);
-  // one token (rows in pairs, then a single row) and four tokens (the prefill kernel)
+  // one token (the decode kernel) and four tokens (the prefill kernel)
   for (const t of [1, nTok]) {
     k.matmul(GGMLType.Q4_0, out, w, x, 0, xq, xd, n, rows, t, 0, rows, 0);
     for (let j = 0; j < t; j++) {

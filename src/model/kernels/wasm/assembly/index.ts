@@ -2,7 +2,7 @@
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
 import { hsum, madd, sum32 } from './simd';
-import { compactInt8, dotQ4_0r2, dotRowQ, dotRowQx4, hasIntDot, rowQ4_0x4r } from './q8';
+import { compactInt8, dotRowQ, dotRowQx4, hasIntDot, rowQ4_0x4r } from './q8';
 import { Q4_0, Q8_0 } from './rows';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
@@ -33,16 +33,6 @@ export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq:
   if (ASC_FEATURE_RELAXED_SIMD && xq != 0 && compactInt8(type)) {
     // i8 activations (quantizeBlocksI8): nIn bytes per token; 4-token kernel for Q4_0
     const qb = <usize>nIn, dd = <usize>(nIn >> 5) << 3, db = <usize>(nIn >> 5) << 2;
-    if (nTok == 1 && type == Q4_0) {
-      // decode: two rows per pass share the activation loads (same per-row result as dotRowQ)
-      let r = r0;
-      for (; r + 2 <= r1; r += 2) {
-        const row = w + <usize>r * rb;
-        dotQ4_0r2(row, row + rb, xq, xd, nIn, out + (<usize>r << 2), out + (<usize>(r + 1) << 2));
-      }
-      if (r < r1) store<f32>(out + (<usize>r << 2), dotRowQ(type, w + <usize>r * rb, xq, xd, xs, nIn, out + (<usize>r << 2)));
-      return;
-    }
     for (let t0 = 0; t0 < nTok; t0 += QTILE) {
       const t1 = min(nTok, t0 + QTILE);
       for (let r = r0; r < r1; r++) {

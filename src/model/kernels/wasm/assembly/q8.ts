@@ -613,65 +613,6 @@ export function dotQ4_0r(w: usize, xq: usize, xd: usize, n: i32, fence: usize): 
 }
 
 /**
- * dotQ4_0r for two weight rows (wa, wb) at once: each activation vector is loaded once for both.
- * Per row the float steps are dotQ4_0r's (integer block sums are exact whatever the reduction
- * order), so a row's result does not depend on whether it was paired. Writes both results.
- */
-export function dotQ4_0r2(wa: usize, wb: usize, xq: usize, xd: usize, n: i32, outA: usize, outB: usize): void {
-  const nb = n >> 5;
-  const m4 = v128.load(QC, 128), mask = v128.load(QC, 96), k = v128.load(QC, 112);
-  let accA = f32x4.splat(0), minsA = f32x4.splat(0), accB = f32x4.splat(0), minsB = f32x4.splat(0);
-  let b = 0;
-  for (; b + 4 <= nb; b += 4) {
-    const o = <usize>b * 18, xp = xq + (<usize>b << 5), dp = xd + (<usize>b << 3);
-    const pa = wa + o, pb = wb + o;
-    let x0 = v128.load(xp), x1 = v128.load(xp, 16);
-    const a0 = dotr2(pa + 2, x0, x1, m4), b0 = dotr2(pb + 2, x0, x1, m4);
-    v128.store32_lane(outA, a0, 0); v128.store32_lane(outB, b0, 0);
-    x0 = v128.load(xp, 32); x1 = v128.load(xp, 48);
-    const a1 = dotr2(pa + 20, x0, x1, m4), b1 = dotr2(pb + 20, x0, x1, m4);
-    v128.store32_lane(outA, a1, 0); v128.store32_lane(outB, b1, 0);
-    const ta = i32x4.add(v128.shuffle<i32>(a0, a1, 0, 2, 4, 6), v128.shuffle<i32>(a0, a1, 1, 3, 5, 7));
-    const tb = i32x4.add(v128.shuffle<i32>(b0, b1, 0, 2, 4, 6), v128.shuffle<i32>(b0, b1, 1, 3, 5, 7));
-    x0 = v128.load(xp, 64); x1 = v128.load(xp, 80);
-    const a2 = dotr2(pa + 38, x0, x1, m4), b2 = dotr2(pb + 38, x0, x1, m4);
-    v128.store32_lane(outA, a2, 0); v128.store32_lane(outB, b2, 0);
-    x0 = v128.load(xp, 96); x1 = v128.load(xp, 112);
-    const a3 = dotr2(pa + 56, x0, x1, m4), b3 = dotr2(pb + 56, x0, x1, m4);
-    v128.store32_lane(outA, a3, 0); v128.store32_lane(outB, b3, 0);
-    const ua = i32x4.add(v128.shuffle<i32>(a2, a3, 0, 2, 4, 6), v128.shuffle<i32>(a2, a3, 1, 3, 5, 7));
-    const ub = i32x4.add(v128.shuffle<i32>(b2, b3, 0, 2, 4, 6), v128.shuffle<i32>(b2, b3, 1, 3, 5, 7));
-    const sa = i32x4.add(v128.shuffle<i32>(ta, ua, 0, 2, 4, 6), v128.shuffle<i32>(ta, ua, 1, 3, 5, 7));
-    const sb = i32x4.add(v128.shuffle<i32>(tb, ub, 0, 2, 4, 6), v128.shuffle<i32>(tb, ub, 1, 3, 5, 7));
-    const d0 = v128.load(dp), d1 = v128.load(dp, 16);
-    const dx = v128.shuffle<f32>(d0, d1, 0, 2, 4, 6), sx = v128.shuffle<f32>(d0, d1, 1, 3, 5, 7);
-    const dwa = half4At(pa, 18, mask, k), dwb = half4At(pb, 18, mask, k);
-    accA = f32x4.add(accA, f32x4.mul(f32x4.convert_i32x4_s(sa), f32x4.mul(dwa, dx)));
-    minsA = f32x4.add(minsA, f32x4.mul(dwa, sx));
-    accB = f32x4.add(accB, f32x4.mul(f32x4.convert_i32x4_s(sb), f32x4.mul(dwb, dx)));
-    minsB = f32x4.add(minsB, f32x4.mul(dwb, sx));
-  }
-  let tA: f32 = 0, tB: f32 = 0;
-  for (; b < nb; b++) {
-    const o = <usize>b * 18, dp = xd + (<usize>b << 3), xp = xq + (<usize>b << 5);
-    const x0 = v128.load(xp), x1 = v128.load(xp, 16);
-    const dwa = half(load<u16>(wa + o)), dwb = half(load<u16>(wb + o));
-    tA += dwa * (<f32>isum(dotr2(wa + o + 2, x0, x1, m4)) * load<f32>(dp) - 8 * load<f32>(dp, 4));
-    tB += dwb * (<f32>isum(dotr2(wb + o + 2, x0, x1, m4)) * load<f32>(dp) - 8 * load<f32>(dp, 4));
-  }
-  store<f32>(outA, hsum4(accA) - 8 * hsum4(minsA) + tA);
-  store<f32>(outB, hsum4(accB) - 8 * hsum4(minsB) + tB);
-}
-
-/** blockQ4r with the block's two activation vectors already loaded. */
-// @ts-ignore: decorator
-@inline function dotr2(q: usize, x0: v128, x1: v128, m4: v128): v128 {
-  const v = v128.load(q);
-  const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
-  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, lo), i16x8.relaxed_dot_i8x16_i7x16_s(x1, hi)));
-}
-
-/**
  * rowQ4_0x4 over i8 activations (token j at xq + j·qb, qb = n bytes) with relaxed dot products.
  * Per block, the four tokens' integer sums are reduced into one vector (lane j: token j), so the
  * conversion and both scalings are one vector op for all four; each lane accumulates its token's
