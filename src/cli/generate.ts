@@ -22,6 +22,7 @@ import type { EarlyStopping } from '../decode/beam.js';
 import type { DoneEvent, SequenceResult, TokenLogprobs } from '../generate/events.js';
 import { generate, type GenerateOptions } from '../generate/generate.js';
 import { collect, parseInteger, parseNumber } from './parse-args.js';
+import type { LanguageModel } from '../generate/language-model.js';
 import { loadFromFlags, withModelFlags, type ModelFlags } from './model-flags.js';
 
 /** `ID=BIAS` for --logit-bias (BIAS may be -inf to ban the token). */
@@ -177,13 +178,13 @@ export function register(program: Command): void {
       }
       if (!done) return;
       if (flags.json) {
-        process.stdout.write(JSON.stringify(jsonResult(done, lm.loadMs, lm.file.path)) + '\n');
+        process.stdout.write(JSON.stringify(jsonResult(done, lm)) + '\n');
       } else {
         if (!stream) process.stdout.write(plainSequences(done));
         else if (done.tail) process.stdout.write(done.tail);
         if (stream && process.stdout.isTTY) process.stdout.write('\n');
         const t = done.timings;
-        process.stderr.write(`[${done.finishReason} (${done.stop.kind}) · ${done.usage.promptTokens} prompt + ${done.usage.completionTokens} generated tokens · ` +
+        process.stderr.write(`[load ${lm.loadMs.toFixed(0)} ms, ${(lm.file.bytes / 1048576).toFixed(1)} MiB · ${done.finishReason} (${done.stop.kind}) · ${done.usage.promptTokens} prompt + ${done.usage.completionTokens} generated tokens · ` +
           `prefill ${t.prefillTokensPerS.toFixed(1)} tok/s · decode ${t.decodeTokensPerS.toFixed(1)} tok/s (${t.msPerToken.toFixed(2)} ms/token) · ` +
           `${done.strategy.kind === 'beam' ? `${done.strategy.numBeams} beams` : `seed ${done.chain.seed}`}]\n`);
       }
@@ -220,7 +221,7 @@ function sequenceJson(s: SequenceResult): Record<string, unknown> {
  * token was drawn from (after every control). `sequences` appears when several are returned; the
  * top-level fields then describe the best one.
  */
-export function jsonResult(done: DoneEvent, loadMs: number, modelPath: string): Record<string, unknown> {
+export function jsonResult(done: DoneEvent, lm: Pick<LanguageModel, 'loadMs' | 'file'>): Record<string, unknown> {
   return {
     prompt_tokens: done.promptTokens,
     tokens: done.tokens,
@@ -236,7 +237,7 @@ export function jsonResult(done: DoneEvent, loadMs: number, modelPath: string): 
     strategy: done.strategy,
     usage: { prompt_tokens: done.usage.promptTokens, completion_tokens: done.usage.completionTokens, total_tokens: done.usage.totalTokens },
     timings: {
-      load_ms: loadMs,
+      load_ms: lm.loadMs,
       prefill_ms: done.timings.prefillMs,
       decode_ms: done.timings.decodeMs,
       ms_per_token: done.timings.msPerToken,
@@ -244,6 +245,7 @@ export function jsonResult(done: DoneEvent, loadMs: number, modelPath: string): 
     seed: done.chain.seed,
     chain: done.chain,
     cache: { length: done.cache.length, bytes: done.cache.bytes, capacity_bytes: done.cache.capacityBytes },
-    model: modelPath,
+    model: lm.file.path,
+    model_bytes: lm.file.bytes,
   };
 }

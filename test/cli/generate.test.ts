@@ -18,6 +18,8 @@ test('generate --json: contract fields, greedy equals the reference, logs stay o
   assert.equal(o.finish_reason, 'stop');
   assert.equal(typeof o.text, 'string');
   assert.ok(o.prefill_tokens_per_s > 0 && o.decode_tokens_per_s > 0);
+  assert.equal(o.model_bytes, 1056540, 'the model file size is reported');
+  assert.ok(o.timings.load_ms > 0);
   assert.equal(r.stdout.trim().split('\n').length, 1);
 });
 
