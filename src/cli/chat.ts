@@ -22,21 +22,17 @@ import { TokenloopError } from '../errors.js';
 import type { DoneEvent } from '../generate/events.js';
 import type { LanguageModel } from '../generate/language-model.js';
 import { loadChatTemplateFile, TemplateError } from '../tokenizer/chat-template.js';
-import { CLI_DEFAULTS } from './generate.js';
-import { parseInteger, parseNumber } from './parse-args.js';
+import { samplingFromFlags, withSamplingFlags, type SamplingFlags } from './sampling-flags.js';
+import { parseInteger } from './parse-args.js';
 import { loadFromFlags, withModelFlags, type ModelFlags } from './model-flags.js';
 
 /** Default cap on the context (and so the KV cache allocation) when -c is not given. */
 export const CHAT_DEFAULT_CTX = 4096;
 
-interface ChatFlags extends ModelFlags {
+interface ChatFlags extends ModelFlags, SamplingFlags {
   system?: string;
   template?: string;
   maxTokens?: number;
-  temperature: number;
-  topK: number;
-  topP: number;
-  minP: number;
   seed?: number;
   ctxSize?: number;
   verbose?: boolean;
@@ -44,16 +40,12 @@ interface ChatFlags extends ModelFlags {
 
 /** Register the `chat` command. */
 export function register(program: Command): void {
-  withModelFlags(program
+  withSamplingFlags(withModelFlags(program
     .command('chat')
-    .description('chat with a model using its chat template (reads user lines from stdin)'))
+    .description('chat with a model using its chat template (reads user lines from stdin)')))
     .option('--system <text>', 'system message')
     .option('--template <file>', 'chat template file (.jinja, or a HF tokenizer_config.json) instead of the model\'s')
     .option('-n, --max-tokens <n>', 'maximum tokens per answer (default: until end of turn or a full context)', parseInteger)
-    .option('--temperature <t>', 'sampling temperature; 0 = greedy', parseNumber, CLI_DEFAULTS.temperature)
-    .option('--top-k <k>', 'keep the k most likely tokens; 0 = off', parseInteger, CLI_DEFAULTS.topK)
-    .option('--top-p <p>', 'nucleus sampling threshold in (0, 1]; 1 = off', parseNumber, CLI_DEFAULTS.topP)
-    .option('--min-p <p>', 'drop tokens below p × the top probability; 0 = off', parseNumber, CLI_DEFAULTS.minP)
     .option('--seed <s>', 'random seed (turn i uses seed + i)', parseInteger)
     .option('-c, --ctx-size <n>', `context positions (default: the model's context length, at most ${CHAT_DEFAULT_CTX})`, parseInteger)
     .option('--verbose', 'print per-turn statistics (prefilled tokens, speed) to stderr')
@@ -91,7 +83,7 @@ async function chatLoop(conversation: Conversation, flags: ChatFlags): Promise<b
   rl.on('SIGINT', onInterrupt);
   process.on('SIGINT', onInterrupt);
   const base: TurnOptions = {
-    temperature: flags.temperature, topK: flags.topK, topP: flags.topP, minP: flags.minP,
+    ...samplingFromFlags(flags),
     ...(flags.maxTokens !== undefined && { maxTokens: flags.maxTokens }),
   };
   let turn = 0;

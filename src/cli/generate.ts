@@ -17,20 +17,16 @@
 import { readFileSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { InvalidOptionError } from '../errors.js';
-import type { ControlName, SamplingOptions } from '../decode/options.js';
+import type { SamplingOptions } from '../decode/options.js';
 import type { EarlyStopping } from '../decode/beam.js';
 import type { DoneEvent, SequenceResult, TokenLogprobs } from '../generate/events.js';
 import { generate, type GenerateOptions } from '../generate/generate.js';
 import { collect, parseInteger, parseNumber } from './parse-args.js';
 import type { LanguageModel } from '../generate/language-model.js';
 import { loadFromFlags, withModelFlags, type ModelFlags } from './model-flags.js';
+import { CLI_DEFAULTS, samplingFromFlags, withSamplingFlags, type SamplingFlags } from './sampling-flags.js';
 
-/** `ID=BIAS` for --logit-bias (BIAS may be -inf to ban the token). */
-export function parseLogitBias(v: string): [number, number] {
-  const m = /^\s*(\d+)\s*=\s*(.+)$/.exec(v);
-  if (!m) throw new InvalidArgumentError(`expected ID=BIAS (e.g. 13=-inf), got "${v}"`);
-  return [parseInteger(m[1]!), parseNumber(m[2]!)];
-}
+export { CLI_DEFAULTS } from './sampling-flags.js';
 
 /** true | false | never for --early-stopping. */
 function parseEarlyStopping(v: string): EarlyStopping {
@@ -51,38 +47,14 @@ function readSchema(path: string): unknown {
   }
 }
 
-/** Comma-separated control names for --order (validated by the library). */
-function parseOrder(v: string): ControlName[] {
-  return v.split(',').map((s) => s.trim()).filter((s) => s !== '') as ControlName[];
-}
-
-/** The CLI's sampling defaults (llama.cpp's); the library's own defaults are neutral. */
-export const CLI_DEFAULTS = { maxTokens: 256, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05 } as const;
-
-interface GenerateFlags extends ModelFlags {
+interface GenerateFlags extends ModelFlags, SamplingFlags {
   maxTokens: number;
-  temperature: number;
-  topK: number;
-  topP: number;
-  minP: number;
   seed?: number;
   stop?: string[];
   json?: boolean;
   ctxSize?: number;
   bos: boolean;
   special?: boolean;
-  typicalP?: number;
-  repetitionPenalty?: number;
-  repeatLastN?: number;
-  presencePenalty?: number;
-  frequencyPenalty?: number;
-  logitBias?: [number, number][];
-  /**
-   * --no-repeat-ngram-size N: commander reads any `--no-` flag as a negation, so the value lands
-   * here (true when the flag is absent, the number when given).
-   */
-  repeatNgramSize?: number | boolean;
-  order?: ControlName[];
   n?: number;
   numBeams?: number;
   lengthPenalty?: number;
@@ -94,23 +66,11 @@ interface GenerateFlags extends ModelFlags {
 }
 
 export function register(program: Command): void {
-  withModelFlags(program
+  withSamplingFlags(withModelFlags(program
     .command('generate')
     .description('continue a prompt, streaming the generated text')
     .argument('<prompt>', 'the prompt text (use -- before a prompt that starts with "-"; may be empty)'))
-    .option('-n, --max-tokens <n>', 'maximum new tokens', parseInteger, CLI_DEFAULTS.maxTokens)
-    .option('--temperature <t>', 'sampling temperature; 0 = greedy', parseNumber, CLI_DEFAULTS.temperature)
-    .option('--top-k <k>', 'keep the k most likely tokens; 0 = off', parseInteger, CLI_DEFAULTS.topK)
-    .option('--top-p <p>', 'nucleus sampling threshold in (0, 1]; 1 = off', parseNumber, CLI_DEFAULTS.topP)
-    .option('--min-p <p>', 'drop tokens below p × the top probability; 0 = off', parseNumber, CLI_DEFAULTS.minP)
-    .option('--typical-p <p>', 'locally typical sampling mass in (0, 1]; 1 = off', parseNumber)
-    .option('--repetition-penalty <r>', 'divide/multiply logits of tokens already seen (CTRL form); 1 = off', parseNumber)
-    .option('--repeat-last-n <n>', 'window of the repetition penalty in tokens; -1 = whole context (default)', parseInteger)
-    .option('--presence-penalty <p>', 'subtract P from tokens already generated, in [-2, 2]; 0 = off', parseNumber)
-    .option('--frequency-penalty <f>', 'subtract F × count of each generated token, in [-2, 2]; 0 = off', parseNumber)
-    .option('--logit-bias <id=bias>', 'add BIAS to token ID\'s logit; -inf bans it (repeatable)', collect(parseLogitBias))
-    .option('--no-repeat-ngram-size <n>', 'never repeat an n-gram of this size; 0 = off', parseInteger)
-    .option('--order <controls>', 'comma-separated order of the controls (default: repetition-penalty,presence-frequency-penalty,logit-bias,no-repeat-ngram,processors,top-k,typical-p,top-p,min-p,temperature)', parseOrder)
+    .option('-n, --max-tokens <n>', 'maximum new tokens', parseInteger, CLI_DEFAULTS.maxTokens))
     .option('--seed <s>', 'random seed (default: random, reported in --json output)', parseInteger)
     .option('--n <n>', 'draw N samples from the prompt (one prefill); with --num-beams, the sequences to return', parseInteger)
     .option('--num-beams <n>', 'beam search with N beams (deterministic; no sampling controls)', parseInteger)
@@ -131,19 +91,8 @@ export function register(program: Command): void {
       // Beam search is deterministic: the CLI's sampling defaults do not apply to it.
       const given = (k: keyof GenerateFlags) => !beams || cmd.getOptionValueSource(k) !== 'default';
       const sampling: SamplingOptions = {
-        ...(given('temperature') && { temperature: flags.temperature }),
-        ...(given('topK') && { topK: flags.topK }),
-        ...(given('topP') && { topP: flags.topP }),
-        ...(given('minP') && { minP: flags.minP }),
+        ...samplingFromFlags(flags, (k) => given(k)),
         ...(flags.seed !== undefined && { seed: flags.seed }),
-        ...(flags.typicalP !== undefined && { typicalP: flags.typicalP }),
-        ...(flags.repetitionPenalty !== undefined && { repetitionPenalty: flags.repetitionPenalty }),
-        ...(flags.repeatLastN !== undefined && { repetitionPenaltyLastN: flags.repeatLastN }),
-        ...(flags.presencePenalty !== undefined && { presencePenalty: flags.presencePenalty }),
-        ...(flags.frequencyPenalty !== undefined && { frequencyPenalty: flags.frequencyPenalty }),
-        ...(flags.logitBias !== undefined && { logitBias: new Map(flags.logitBias) }),
-        ...(typeof flags.repeatNgramSize === 'number' && { noRepeatNgramSize: flags.repeatNgramSize }),
-        ...(flags.order !== undefined && { order: flags.order }),
       };
       const abort = new AbortController();
       const onSigint = () => abort.abort();

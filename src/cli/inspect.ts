@@ -13,20 +13,12 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import { formatTraceTable } from '../inspect/format-table.js';
 import { MAX_TRACE_TOP, traceGeneration, type TraceOptions } from '../inspect/trace.js';
-import { CLI_DEFAULTS } from './generate.js';
+import { samplingFromFlags, withSamplingFlags, type SamplingFlags } from './sampling-flags.js';
 import { loadFromFlags, withModelFlags, type ModelFlags } from './model-flags.js';
-import { parseInteger, parseNumber } from './parse-args.js';
+import { parseInteger } from './parse-args.js';
 
-interface InspectFlags extends ModelFlags {
+interface InspectFlags extends ModelFlags, SamplingFlags {
   maxTokens: number;
-  temperature: number;
-  topK: number;
-  topP: number;
-  minP: number;
-  typicalP?: number;
-  repetitionPenalty?: number;
-  presencePenalty?: number;
-  frequencyPenalty?: number;
   seed?: number;
   top: number;
   json?: boolean;
@@ -40,30 +32,19 @@ function parseTop(v: string): number {
 
 /** Register the `inspect` command. */
 export function register(program: Command): void {
-  withModelFlags(program
+  withSamplingFlags(withModelFlags(program
     .command('inspect')
     .description('show each step of the generation loop: logits → probabilities → filtered candidates → chosen token, cache growth')
     .argument('<prompt>', 'the prompt text (use -- before a prompt that starts with "-")'))
-    .option('-n, --max-tokens <n>', 'maximum new tokens', parseInteger, 16)
-    .option('--temperature <t>', 'sampling temperature; 0 = greedy', parseNumber, CLI_DEFAULTS.temperature)
-    .option('--top-k <k>', 'keep the k most likely tokens; 0 = off', parseInteger, CLI_DEFAULTS.topK)
-    .option('--top-p <p>', 'nucleus sampling threshold in (0, 1]; 1 = off', parseNumber, CLI_DEFAULTS.topP)
-    .option('--min-p <p>', 'drop tokens below p × the top probability; 0 = off', parseNumber, CLI_DEFAULTS.minP)
-    .option('--typical-p <p>', 'locally typical sampling mass in (0, 1]; 1 = off', parseNumber)
-    .option('--repetition-penalty <r>', 'CTRL-style repetition penalty; 1 = off', parseNumber)
-    .option('--presence-penalty <p>', 'presence penalty in [-2, 2]; 0 = off', parseNumber)
-    .option('--frequency-penalty <f>', 'frequency penalty in [-2, 2]; 0 = off', parseNumber)
+    .option('-n, --max-tokens <n>', 'maximum new tokens', parseInteger, 16))
     .option('--seed <s>', 'random seed (default: random, shown in the header)', parseInteger)
     .option('--top <k>', `candidates listed per step (1-${MAX_TRACE_TOP})`, parseTop, 5)
     .option('--json', 'print the whole trace as one JSON object')
     .action(async (prompt: string, flags: InspectFlags) => {
       const lm = loadFromFlags(flags);
       const options: TraceOptions = {
-        maxTokens: flags.maxTokens, temperature: flags.temperature, topK: flags.topK, topP: flags.topP, minP: flags.minP, top: flags.top,
-        ...(flags.typicalP !== undefined && { typicalP: flags.typicalP }),
-        ...(flags.repetitionPenalty !== undefined && { repetitionPenalty: flags.repetitionPenalty }),
-        ...(flags.presencePenalty !== undefined && { presencePenalty: flags.presencePenalty }),
-        ...(flags.frequencyPenalty !== undefined && { frequencyPenalty: flags.frequencyPenalty }),
+        ...samplingFromFlags(flags),
+        maxTokens: flags.maxTokens, top: flags.top,
         ...(flags.seed !== undefined && { seed: flags.seed }),
       };
       const trace = await traceGeneration(lm, prompt, options);
