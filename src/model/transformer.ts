@@ -15,7 +15,6 @@ import { selectMatmul, type BackendName, type MatmulFn } from './kernels/wasm/se
 import { layernorm, rmsnorm } from './kernels/norm.js';
 import { ropeApply, ropeCosSin } from './kernels/rope.js';
 import { readRow } from './kernels/row.js';
-import type { Weight } from './kernels/weight.js';
 import type { ForwardOptions, Model, ModelConfig } from './model.js';
 import type { NormKind, NormWeights, TransformerSpec } from './spec.js';
 
@@ -133,8 +132,8 @@ export class TransformerModel implements Model {
         }
       } else {
         this.mm(q, L.wq!, attnIn, E, qDim, nT); addBias(q, L.bq, qDim, nT);
-        this.mmSameX(k, L.wk!, attnIn, E, kvDim, nT); addBias(k, L.bk, kvDim, nT);
-        this.mmSameX(v, L.wv!, attnIn, E, kvDim, nT); addBias(v, L.bv, kvDim, nT);
+        this.mm(k, L.wk!, attnIn, E, kvDim, nT); addBias(k, L.bk, kvDim, nT);
+        this.mm(v, L.wv!, attnIn, E, kvDim, nT); addBias(v, L.bv, kvDim, nT);
       }
       if (L.qNorm && L.kNorm) {
         if (spec.qkNorm === 'head') {
@@ -181,7 +180,7 @@ export class TransformerModel implements Model {
         }
       } else if (L.ffnGate) {
         this.mm(gate, L.ffnGate, ffnIn, E, F, nT); addBias(gate, L.bGate, F, nT);
-        this.mmSameX(up, L.ffnUp, ffnIn, E, F, nT); addBias(up, L.bUp, F, nT);
+        this.mm(up, L.ffnUp, ffnIn, E, F, nT); addBias(up, L.bUp, F, nT);
         if (this.wasm && act === silu) this.wasm.swiglu(gate, gate, up, nT * F);
         else for (let i = 0; i < nT * F; i++) gate[i] = act(gate[i]!) * up[i]!;
       } else {
@@ -204,16 +203,6 @@ export class TransformerModel implements Model {
     if (spec.finalSoftcap > 0) softcap(logits, 0, logits.length, spec.finalSoftcap);
     cache.advance(nT);
     return logits;
-  }
-
-  /**
-   * this.mm for a matmul whose input x is the previous matmul's, untouched since (K and V after
-   * Q, up after gate): the wasm backend then reuses the activations it quantized for that call.
-   */
-  private mmSameX(out: Float32Array, w: Weight, x: Float32Array, nIn: number, nOut: number, nT: number): void {
-    const be = this.wasm;
-    if (be && be.supports(w.type)) be.matmul(out, w, x, nIn, nOut, nT, true);
-    else this.mm(out, w, x, nIn, nOut, nT);
   }
 
   /** x += y over n values (the residual stream), in wasm when the backend is. */

@@ -70,11 +70,6 @@ export class WasmBackend {
   private scratch = { ptr: 0, stride: 0 };
   private readonly parallelMin: number;
   private readonly int8: boolean;
-  /**
-   * What the staged 'xq'/'xd' buffers hold after the last matmul: x at xp (n values) as int8
-   * blocks ('i8' compact, 'i16') or scaled halves ('half'); null when nothing reusable.
-   */
-  private prepared: { form: 'i8' | 'i16' | 'half'; xp: number; xq: number; xd: number; n: number } | null = null;
 
   constructor(opts: WasmBackendOptions = {}) {
     this.threads = resolveThreads(opts.threads);
@@ -96,11 +91,8 @@ export class WasmBackend {
   /**
    * out (nTokens × nOut) = x (nTokens × nIn) · Wᵀ; W is nOut rows of nIn values of any type in
    * WASM_MATMUL_TYPES, kept in its file format and dequantized inside the kernel.
-   * sameX: the caller promises x is unchanged since the previous matmul (Q/K/V, gate/up share
-   * their input), so activations prepared for that call in the same form (int8 blocks, scaled
-   * halves) are reused instead of being computed again.
    */
-  matmul(out: Float32Array, w: MatrixWeight, x: Float32Array, nIn: number, nOut: number, nTokens: number, sameX = false): void {
+  matmul(out: Float32Array, w: MatrixWeight, x: Float32Array, nIn: number, nOut: number, nTokens: number): void {
     if (!WASM_MATMUL_TYPES.has(w.type)) throw new UnsupportedError(`wasm backend: no matmul kernel for ${typeName(w.type)}${w.name ? ` (tensor ${w.name})` : ''}`);
     const { blockElems } = blockLayout(w.type);
     if (nIn % blockElems !== 0) throw new InvalidOptionError(`wasm backend: ${typeName(w.type)} rows need a multiple of ${blockElems} values, got ${nIn}`);
@@ -116,26 +108,16 @@ export class WasmBackend {
       this.kernels.blockSums(xs, xp, nIn, nTokens);
     }
     let xq = 0, xd = 0;
-    const prev = this.prepared;
-    this.prepared = null;
     if (this.int8 && this.kernels.hasIntDot(w.type)) {
       // activations → int8 blocks once for all rows (and all threads)
       const nb = (nIn / 32) * nTokens;
       xq = this.stage('xq', nb * 64);
       xd = this.stage('xd', nb * 8);
-      const form = this.kernels.compactInt8(w.type) ? 'i8' : 'i16';
-      if (!(sameX && prev && prev.form === form && prev.xp === xp && prev.xq === xq && prev.xd === xd && prev.n === nIn * nTokens)) {
-        if (form === 'i8') this.kernels.quantizeBlocksI8(xq, xd, xp, nb);
-        else this.kernels.quantizeBlocks(xq, xd, xp, nb);
-      }
-      this.prepared = { form, xp, xq, xd, n: nIn * nTokens };
+      if (this.kernels.compactInt8(w.type)) this.kernels.quantizeBlocksI8(xq, xd, xp, nb);
+      else this.kernels.quantizeBlocks(xq, xd, xp, nb);
     } else if (w.type === GGMLType.F16 && nTokens === 1) {
       xq = this.stage('xq', nIn * 4);
-      if (sameX && prev && prev.form === 'half' && prev.xp === xp && prev.xq === xq && prev.n === nIn) {
-        this.prepared = prev;
-      } else if (this.kernels.scaleHalfX(xq, xp, nIn)) {
-        this.prepared = { form: 'half', xp, xq, xd: 0, n: nIn };
-      } else xq = 0;
+      if (!this.kernels.scaleHalfX(xq, xp, nIn)) xq = 0;
     } else if (nTokens > 1) this.ensureScratch(nIn * 4);
     if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
       this.pool.matmul(w.type, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);

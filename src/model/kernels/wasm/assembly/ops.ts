@@ -1,6 +1,6 @@
 // Non-matmul kernels: RMSNorm, RoPE, SwiGLU, GELU, softmax, attention over an f32 KV cache.
 import { dotF32 } from './rows';
-import { hsum, madd } from './simd';
+import { hsum } from './simd';
 
 /** out = x / sqrt(mean(x²) + eps) ⊙ w (w = 0: no scale). Zhang & Sennrich 2019. In-place safe. */
 export function rmsnorm(out: usize, x: usize, w: usize, n: i32, eps: f32): void {
@@ -42,43 +42,13 @@ export function softmax(x: usize, n: i32): void {
   for (; i < n; i++) store<f32>(x + (<usize>i << 2), load<f32>(x + (<usize>i << 2)) * (1 / sum));
 }
 
-/** out[i] = silu(gate[i]) · up[i] (SwiGLU, Shazeer 2020); out may alias gate or up. exp4 four lanes at a time. */
+/** out[i] = silu(gate[i]) · up[i] (SwiGLU, Shazeer 2020); out may alias gate or up. */
 export function swiglu(out: usize, gate: usize, up: usize, n: i32): void {
-  const one = f32x4.splat(1);
-  let i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const o = <usize>i << 2;
-    const g = v128.load(gate + o);
-    v128.store(out + o, f32x4.mul(f32x4.div(g, f32x4.add(one, exp4(f32x4.neg(g)))), v128.load(up + o)));
-  }
-  for (; i < n; i++) {
+  for (let i = 0; i < n; i++) {
     const o = <usize>i << 2;
     const g = load<f32>(gate + o);
     store<f32>(out + o, g / (1 + Mathf.exp(-g)) * load<f32>(up + o));
   }
-}
-
-/**
- * e^x per f32 lane (Cephes expf method): x clamped to [−87.3, 88], n = round(x·log2 e),
- * r = x − n·ln 2 (ln 2 split in two for exactness), e^r ≈ 1 + r + r²·P(r) with Cephes' degree-5
- * P, times 2^n built in the exponent bits. About 1 ulp; lanes below −87.3 give ≈ 1e−38 instead
- * of 0 or a subnormal (harmless in a softmax or sigmoid).
- */
-// @ts-ignore: decorator
-@inline export function exp4(x: v128): v128 {
-  x = f32x4.min(f32x4.max(x, f32x4.splat(-87.3)), f32x4.splat(88.0));
-  const n = f32x4.nearest(f32x4.mul(x, f32x4.splat(1.44269504088896341)));
-  let r = f32x4.sub(x, f32x4.mul(n, f32x4.splat(0.693359375)));
-  r = f32x4.sub(r, f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
-  let p = f32x4.splat(1.9875691500e-4);
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.3981999507e-3));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(8.3334519073e-3));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(4.1665795894e-2));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.6666665459e-1));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(5.0000001201e-1));
-  const e = f32x4.add(f32x4.add(f32x4.mul(f32x4.mul(p, r), r), r), f32x4.splat(1));
-  const pow2n = i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23);
-  return f32x4.mul(e, pow2n);
 }
 
 /** out[i] = tanh-approximated GELU(x[i]) (Hendrycks & Gimpel 2016). In-place safe. */
@@ -210,24 +180,12 @@ export function add(out: usize, a: usize, b: usize, n: i32): void {
  * One query token (decode) against nPos cached positions, heads [h0, h1): the K and V rows are
  * each read once, front to back, for all these heads together (sequential streaming instead of
  * one strided pass per head, which left the loop waiting on memory). scores: (h1 − h0)·nPos f32.
- * Scores go four positions at a time per head (dot4: the head's q loaded once for four keys, the
- * four sums reduced together and stored as one vector); values accumulate four positions per
- * read-modify-write of the output head (a quarter of the output loads/stores).
  */
 function attentionOne(out: usize, q: usize, k: usize, v: usize, nPos: i32, nHead: i32, group: i32, headDim: i32,
   rowB: usize, scale: f32, h0: i32, h1: i32, scores: usize): void {
   const hb = <usize>headDim << 2;
   const sb = <usize>nPos << 2;
-  const sc4 = f32x4.splat(scale);
-  let p = 0;
-  for (; p + 4 <= nPos; p += 4) {
-    const kr = k + <usize>p * rowB;
-    for (let h = h0; h < h1; h++) {
-      const r = dot4(kr + <usize>(h / group) * hb, rowB, q + <usize>h * hb, hb);
-      v128.store(scores + <usize>(h - h0) * sb + (<usize>p << 2), f32x4.mul(r, sc4));
-    }
-  }
-  for (; p < nPos; p++) {
+  for (let p = 0; p < nPos; p++) {
     const kr = k + <usize>p * rowB;
     for (let h = h0; h < h1; h++) {
       store<f32>(scores + <usize>(h - h0) * sb + (<usize>p << 2), dot16s(kr + <usize>(h / group) * hb, q + <usize>h * hb, headDim) * scale);
@@ -237,48 +195,17 @@ function attentionOne(out: usize, q: usize, k: usize, v: usize, nPos: i32, nHead
     softmax(scores + <usize>(h - h0) * sb, nPos);
     memory.fill(out + <usize>h * hb, 0, hb);
   }
-  p = 0;
-  for (; p + 4 <= nPos; p += 4) {
-    const vr = v + <usize>p * rowB;
-    for (let h = h0; h < h1; h++) {
-      const sp = scores + <usize>(h - h0) * sb + (<usize>p << 2);
-      const s0 = v128.load32_splat(sp), s1 = v128.load32_splat(sp, 4), s2 = v128.load32_splat(sp, 8), s3 = v128.load32_splat(sp, 12);
-      const src = vr + <usize>(h / group) * hb, dst = out + <usize>h * hb;
-      for (let d: usize = 0; d < hb; d += 16) {
-        const a = src + d;
-        const t = f32x4.add(madd(v128.load(a), s0, f32x4.mul(v128.load(a + rowB), s1)),
-          madd(v128.load(a + 2 * rowB), s2, f32x4.mul(v128.load(a + 3 * rowB), s3)));
-        v128.store(dst + d, f32x4.add(v128.load(dst + d), t));
-      }
-    }
-  }
-  for (; p < nPos; p++) {
+  for (let p = 0; p < nPos; p++) {
     const vr = v + <usize>p * rowB;
     for (let h = h0; h < h1; h++) {
       const s = v128.load32_splat(scores + <usize>(h - h0) * sb + (<usize>p << 2));
       const src = vr + <usize>(h / group) * hb, dst = out + <usize>h * hb;
-      for (let d: usize = 0; d < hb; d += 16) v128.store(dst + d, f32x4.add(v128.load(dst + d), f32x4.mul(v128.load(src + d), s)));
+      for (let d: usize = 0; d < hb; d += 64) {
+        v128.store(dst + d, f32x4.add(v128.load(dst + d), f32x4.mul(v128.load(src + d), s)));
+        v128.store(dst + d, f32x4.add(v128.load(dst + d, 16), f32x4.mul(v128.load(src + d, 16), s)), 16);
+        v128.store(dst + d, f32x4.add(v128.load(dst + d, 32), f32x4.mul(v128.load(src + d, 32), s)), 32);
+        v128.store(dst + d, f32x4.add(v128.load(dst + d, 48), f32x4.mul(v128.load(src + d, 48), s)), 48);
+      }
     }
   }
-}
-
-/**
- * The dots of one head's query (hb bytes at q, a multiple of 64) with four key rows (rowB apart
- * from k), as one f32x4: each key's products accumulate in one vector (fused in the relaxed
- * build), then the four vectors are reduced together by two shuffle-add rounds.
- */
-// @ts-ignore: decorator
-@inline function dot4(k: usize, rowB: usize, q: usize, hb: usize): v128 {
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  for (let d: usize = 0; d < hb; d += 16) {
-    const qv = v128.load(q + d), r = k + d;
-    a0 = madd(v128.load(r), qv, a0);
-    a1 = madd(v128.load(r + rowB), qv, a1);
-    a2 = madd(v128.load(r + 2 * rowB), qv, a2);
-    a3 = madd(v128.load(r + 3 * rowB), qv, a3);
-  }
-  // lanes (a0_0+a0_2, a1_0+a1_2, a0_1+a0_3, a1_1+a1_3) and the same for a2/a3
-  const x = f32x4.add(i32x4.shuffle(a0, a1, 0, 4, 1, 5), i32x4.shuffle(a0, a1, 2, 6, 3, 7));
-  const y = f32x4.add(i32x4.shuffle(a2, a3, 0, 4, 1, 5), i32x4.shuffle(a2, a3, 2, 6, 3, 7));
-  return f32x4.add(i32x4.shuffle(x, y, 0, 1, 4, 5), i32x4.shuffle(x, y, 2, 3, 6, 7));
 }
