@@ -111,7 +111,6 @@ export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq:
  * top of the loop (see q8.ts dotRowQ).
  */
 function dotF32x4(w: usize, x: usize, xs: usize, n: i32, out: usize, os: usize): void {
-  if (ASC_FEATURE_RELAXED_SIMD) { dotF32x4Fma(w, x, xs, n, out, os); return; }
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let i = 0; i < n; i += 16) {
     const o = <usize>i << 2;
@@ -130,30 +129,10 @@ function dotF32x4(w: usize, x: usize, xs: usize, n: i32, out: usize, os: usize):
 }
 
 /**
- * dotF32x4 with fused multiply-adds (relaxed-SIMD build): per token, each group of 16 products is
- * (w0·x0 + w1·x1) + (w2·x2 + w3·x3) with the second product of each pair fused into the first
- * (6 vector ops instead of 8), and the groups accumulate in one f32x4 as in dotF32x4. Chained FMA
- * accumulators were slower here (V8's register allocation spilled them).
+ * group16 with fused multiply-adds (relaxed-SIMD build): (w0·x0 + w1·x1) + (w2·x2 + w3·x3) with the
+ * second product of each pair fused into the first (6 vector ops instead of 8). Chained FMA
+ * accumulators were slower (V8's register allocation spilled them).
  */
-function dotF32x4Fma(w: usize, x: usize, xs: usize, n: i32, out: usize, os: usize): void {
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  for (let i = 0; i < n; i += 16) {
-    const o = <usize>i << 2;
-    const w0 = v128.load(w + o), w1 = v128.load(w + o, 16), w2 = v128.load(w + o, 32), w3 = v128.load(w + o, 48);
-    let p = x + o;
-    a0 = f32x4.add(a0, group16f(w0, w1, w2, w3, p));
-    v128.store32_lane(out, a0, 0);
-    p += xs; a1 = f32x4.add(a1, group16f(w0, w1, w2, w3, p));
-    v128.store32_lane(out, a1, 0);
-    p += xs; a2 = f32x4.add(a2, group16f(w0, w1, w2, w3, p));
-    v128.store32_lane(out, a2, 0);
-    p += xs; a3 = f32x4.add(a3, group16f(w0, w1, w2, w3, p));
-    v128.store32_lane(out, a3, 0);
-  }
-  store<f32>(out, hsum(a0)); store<f32>(out + os, hsum(a1)); store<f32>(out + 2 * os, hsum(a2)); store<f32>(out + 3 * os, hsum(a3));
-}
-
-/** group16 with two of the four products fused (relaxed-SIMD build). */
 // @ts-ignore: decorator
 @inline function group16f(w0: v128, w1: v128, w2: v128, w3: v128, p: usize): v128 {
   return f32x4.add(madd(w1, v128.load(p, 16), f32x4.mul(w0, v128.load(p))), madd(w3, v128.load(p, 48), f32x4.mul(w2, v128.load(p, 32))));
@@ -162,6 +141,7 @@ function dotF32x4Fma(w: usize, x: usize, xs: usize, n: i32, out: usize, os: usiz
 /** (w0·x0 + w1·x1) + (w2·x2 + w3·x3) for 16 f32 of x at p: dotF32's group sum, same order. */
 // @ts-ignore: decorator
 @inline function group16(w0: v128, w1: v128, w2: v128, w3: v128, p: usize): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return group16f(w0, w1, w2, w3, p);
   return f32x4.add(f32x4.add(f32x4.mul(w0, v128.load(p)), f32x4.mul(w1, v128.load(p, 16))),
     f32x4.add(f32x4.mul(w2, v128.load(p, 32)), f32x4.mul(w3, v128.load(p, 48))));
 }
