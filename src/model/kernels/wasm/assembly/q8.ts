@@ -179,11 +179,17 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32): 
  * and 2 high bits from qh byte l (bits 2k, 2k+1), minus 32; one i8 scale per 16 elements
  * (ggml dequantize_row_q6_K). Per half, the eight exact integer 16-element sums are reduced into
  * two vectors, scaled by the i8 scales in integer, pairs added into the four quarter sums, and
- * those scaled by the activation scales as one vector.
+ * those scaled by the activation scales as one vector. The relaxed build takes the group sums from
+ * relaxed 8-bit dot products (the unsigned 6-bit quants are the i7 operand; the −32 offset is a
+ * second dot product against 32s); integer group sums are exact, so both builds agree bit for bit.
  */
 function dotQ6K(w: usize, xq: usize, xd: usize, n: i32): f32 {
-  if (ASC_FEATURE_RELAXED_SIMD) return dotQ6Kr(w, xq, xd, n);
-  const m4 = v128.load(QC), m3 = v128.load(QC, 32), e32 = v128.load(QC, 48);
+  // The relaxed build reads compact i8 activations (32 bytes per block, q6PartR); SIMD128 reads
+  // them widened (64 bytes per block, q6Part). Both give the same exact integer group sums.
+  const R = ASC_FEATURE_RELAXED_SIMD;
+  const c: usize = R ? 128 : 0;
+  const m4 = v128.load(QC + c), m3 = v128.load(QC + c, 32), e32 = v128.load(QC + c, 48);
+  const xsh: usize = R ? 5 : 6, part: usize = R ? 16 : 32;
   let acc = f32x4.splat(0);
   for (let sb = 0; sb < (n >> 8); sb++) {
     const p = w + <usize>sb * 210;
@@ -191,12 +197,12 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32): f32 {
     for (let h = 0; h < 2; h++) {
       const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
       const xb = (sb << 3) + (h << 2);
-      const xp = xq + (<usize>xb << 6);
+      const xp = xq + (<usize>xb << xsh);
       // group sums [quarter 0 part 0, q0 p1, q1 p0, q1 p1] and the same for quarters 2, 3
-      const gLo = reduce4(q6Part(ql, qh, 0, xp, m4, m3, e32), q6Part(ql + 16, qh + 16, 0, xp + 32, m4, m3, e32),
-        q6Part(ql + 32, qh, 2, xp + 64, m4, m3, e32), q6Part(ql + 48, qh + 16, 2, xp + 96, m4, m3, e32));
-      const gHi = reduce4(q6Part(ql, qh, 4, xp + 128, m4, m3, e32), q6Part(ql + 16, qh + 16, 4, xp + 160, m4, m3, e32),
-        q6Part(ql + 32, qh, 6, xp + 192, m4, m3, e32), q6Part(ql + 48, qh + 16, 6, xp + 224, m4, m3, e32));
+      const gLo = reduce4(q6Group(ql, qh, 0, xp, m4, m3, e32), q6Group(ql + 16, qh + 16, 0, xp + part, m4, m3, e32),
+        q6Group(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32), q6Group(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32));
+      const gHi = reduce4(q6Group(ql, qh, 4, xp + 4 * part, m4, m3, e32), q6Group(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32),
+        q6Group(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32), q6Group(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32));
       const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
       const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
       const q = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
@@ -208,35 +214,11 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32): f32 {
   return hsum4(acc);
 }
 
-/**
- * dotQ6K over i8 activations (relaxed build, compactInt8): the same steps with the group sums from
- * relaxed 8-bit dot products (the unsigned 6-bit quants are the i7 operand; the −32 offset is a
- * second dot product against 32s, subtracted in i16 where each pair sum stays within ±2·32·127).
- * Integer group sums are exact, so the result equals dotQ6K's SIMD128 path bit for bit.
- */
-function dotQ6Kr(w: usize, xq: usize, xd: usize, n: i32): f32 {
-  const m4 = v128.load(QC, 128), m3 = v128.load(QC, 160), e32 = v128.load(QC, 176);
-  let acc = f32x4.splat(0);
-  for (let sb = 0; sb < (n >> 8); sb++) {
-    const p = w + <usize>sb * 210;
-    let t = f32x4.splat(0);
-    for (let h = 0; h < 2; h++) {
-      const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
-      const xb = (sb << 3) + (h << 2);
-      const xp = xq + (<usize>xb << 5);
-      const gLo = reduce4(q6PartR(ql, qh, 0, xp, m4, m3, e32), q6PartR(ql + 16, qh + 16, 0, xp + 16, m4, m3, e32),
-        q6PartR(ql + 32, qh, 2, xp + 32, m4, m3, e32), q6PartR(ql + 48, qh + 16, 2, xp + 48, m4, m3, e32));
-      const gHi = reduce4(q6PartR(ql, qh, 4, xp + 64, m4, m3, e32), q6PartR(ql + 16, qh + 16, 4, xp + 80, m4, m3, e32),
-        q6PartR(ql + 32, qh, 6, xp + 96, m4, m3, e32), q6PartR(ql + 48, qh + 16, 6, xp + 112, m4, m3, e32));
-      const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
-      const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
-      const q = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
-      const dp = xd + (<usize>xb << 3);
-      t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(q), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
-    }
-    acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(half(load<u16>(p, 208)))));
-  }
-  return hsum4(acc);
+/** One Q6_K group sum: the relaxed 8-bit-dot form in the relaxed build, the widened form otherwise. */
+// @ts-ignore: decorator
+@inline function q6Group(ql: usize, qh: usize, hs: i32, xp: usize, m4: v128, m3: v128, e32: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return q6PartR(ql, qh, hs, xp, m4, m3, e32);
+  return q6Part(ql, qh, hs, xp, m4, m3, e32);
 }
 
 /** q6Part over 16 i8 activations at xp with relaxed 8-bit dot products (byte masks m4, m3, e32 = 32s). */
