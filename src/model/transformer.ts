@@ -17,6 +17,7 @@ import { ropeApply, ropeCosSin } from './kernels/rope.js';
 import { readRow } from './kernels/row.js';
 import type { ForwardOptions, Model, ModelConfig } from './model.js';
 import type { NormKind, NormWeights, TransformerSpec } from './spec.js';
+import type { Weight } from './kernels/weight.js';
 
 /** Per-batch scratch (rows = tokens). */
 interface Scratch {
@@ -54,6 +55,7 @@ export class TransformerModel implements Model {
     this.mm = sel.matmul;
     this.wasm = sel.wasm ?? null;
     this.threads = this.wasm ? this.wasm.threads : 1;
+    if (this.wasm) interleaveMatmulWeights(this.wasm, spec);
     this.config = spec.config;
     this.weightBytes = weightBytes;
     const c = spec.config;
@@ -103,7 +105,8 @@ export class TransformerModel implements Model {
 
     // Embeddings.
     for (let t = 0; t < nT; t++) {
-      readRow(x, t * E, spec.tokenEmbd, tokens[t]!, E);
+      // a tied output projection may have been interleaved by the wasm backend, which then reads the row
+      if (!this.wasm?.readRow(x, t * E, spec.tokenEmbd, tokens[t]!, E)) readRow(x, t * E, spec.tokenEmbd, tokens[t]!, E);
       if (spec.embdScale !== 1) for (let i = 0; i < E; i++) x[t * E + i] = x[t * E + i]! * spec.embdScale;
       if (spec.posEmbd) {
         readRow(h, 0, spec.posEmbd, pos0 + t, E);
@@ -249,4 +252,16 @@ export class TransformerModel implements Model {
 function addBias(buf: Float32Array, b: Float32Array | null, n: number, nT: number): void {
   if (!b) return;
   for (let t = 0; t < nT; t++) for (let i = 0; i < n; i++) buf[t * n + i] = buf[t * n + i]! + b[i]!;
+}
+
+/**
+ * Give the wasm backend the matmul weights for its row-interleaved decode layout
+ * (WasmBackend.interleave). A token embedding tied to the output projection is interleaved too
+ * and its rows are then read through WasmBackend.readRow; position embeddings are never matmul
+ * weights.
+ */
+function interleaveMatmulWeights(be: WasmBackend, spec: TransformerSpec): void {
+  const ws = [spec.output];
+  for (const L of spec.layers) ws.push(...[L.wq, L.wk, L.wv, L.wqkv, L.wo, L.ffnGate, L.ffnUp, L.ffnDown].filter((w): w is Weight => w !== null));
+  for (const w of ws) if (w.data !== spec.posEmbd?.data) be.interleave(w);
 }

@@ -66,3 +66,27 @@ export function refMatmul(wf: Float32Array, x: Float32Array, nIn: number, nOut: 
   }
   return { y, mag };
 }
+
+/**
+ * Error bound of the int8-activation path for output (t, o). Each activation is rounded to the
+ * nearest multiple of d_b = amax_b/127 of its 32-block, an error ≤ d_b/2, so the dot product moves
+ * by at most Σ_i |w_i|·amax_b(i)/254. On top: f32 rounding of the per-block sums and scale
+ * products, relative to Σ|w_i·x_i| plus the block offset terms (Q4_0/Q5_0 subtract 8·d or 16·d
+ * via block sums), bounded by 4e-6·Σ_i (|w_i| + max_block|w|)·|x_i|.
+ */
+export function int8Bound(wf: Float32Array, x: Float32Array, nIn: number, o: number, t: number): number {
+  let q = 0, f = 0;
+  for (let b = 0; b < nIn; b += 32) {
+    let amax = 0, wmax = 0;
+    for (let i = b; i < b + 32; i++) { amax = Math.max(amax, Math.abs(x[t * nIn + i]!)); wmax = Math.max(wmax, Math.abs(wf[o * nIn + i]!)); }
+    for (let i = b; i < b + 32; i++) {
+      const w = Math.abs(wf[o * nIn + i]!);
+      q += w * amax / 254;
+      f += (w + 2 * wmax) * Math.abs(x[t * nIn + i]!);
+    }
+  }
+  return q * (1 + 1e-6) + 4e-6 * f;
+}
+
+/** Relative to Σ|w·x|: f32 accumulation of ≤ 1024 products stays far below this. */
+export const REL_TOL = 2e-6 * 8;

@@ -2,7 +2,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GGMLType, typeName } from '../../src/format/dtypes.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
-import { createRng, randF32, randWeight, refMatmul, weightToF32 } from './fixtures.ts';
+import { REL_TOL, createRng, int8Bound, randF32, randWeight, refMatmul, weightToF32 } from './fixtures.ts';
 
 // Every matmul is forced through the pool (parallelMinMacs 0) in the 2-thread backends.
 // Block-quantized types go through the int8-activation path by default; `exact*` dequantize to f32.
@@ -14,30 +14,6 @@ after(async () => { await one.close(); await two.close(); await exactOne.close()
 
 /** Types whose default wasm matmul quantizes the activations to int8 blocks. */
 const INT8 = new Set([GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]);
-
-/**
- * Error bound of the int8-activation path for output (t, o). Each activation is rounded to the
- * nearest multiple of d_b = amax_b/127 of its 32-block, an error ≤ d_b/2, so the dot product moves
- * by at most Σ_i |w_i|·amax_b(i)/254. On top: f32 rounding of the per-block sums and scale
- * products, relative to Σ|w_i·x_i| plus the block offset terms (Q4_0/Q5_0 subtract 8·d or 16·d
- * via block sums), bounded by 4e-6·Σ_i (|w_i| + max_block|w|)·|x_i|.
- */
-function int8Bound(wf: Float32Array, x: Float32Array, nIn: number, o: number, t: number): number {
-  let q = 0, f = 0;
-  for (let b = 0; b < nIn; b += 32) {
-    let amax = 0, wmax = 0;
-    for (let i = b; i < b + 32; i++) { amax = Math.max(amax, Math.abs(x[t * nIn + i]!)); wmax = Math.max(wmax, Math.abs(wf[o * nIn + i]!)); }
-    for (let i = b; i < b + 32; i++) {
-      const w = Math.abs(wf[o * nIn + i]!);
-      q += w * amax / 254;
-      f += (w + 2 * wmax) * Math.abs(x[t * nIn + i]!);
-    }
-  }
-  return q * (1 + 1e-6) + 4e-6 * f;
-}
-
-/** Relative to Σ|w·x|: f32 accumulation of ≤ 1024 products stays far below this. */
-const REL_TOL = 2e-6 * 8;
 
 const CASES: [GGMLType, number[]][] = [
   // 64, 256: multiples of 16 take the 4-token prefill kernel

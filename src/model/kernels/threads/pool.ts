@@ -55,23 +55,27 @@ export class ThreadPool {
 
   /** A matmul (see the wasm `matmul`), its rows claimed in chunks by all threads. */
   matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number): void {
-    this.dispatch(OP.MATMUL, [type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, (r0, r1) => {
+    // chunks of whole four-row groups (the interleaved layout's unit, see wasm/assembly/rows4.ts)
+    this.dispatch(OP.MATMUL, [type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, 4, (r0, r1) => {
       this.k.matmul(type, out, w, x, xs, xq, xd, nIn, nOut, nTok, r0, r1, scratch);
     });
   }
 
   /** Attention (see the wasm `attention`), its heads claimed in chunks by all threads. */
   attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number): void {
-    this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride], nHead, (h0, h1) => {
+    this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride], nHead, 1, (h0, h1) => {
       this.k.attention(out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, h0, h1, scratch);
     });
   }
 
-  /** Run `run` over chunks of [0, n) on all threads (the calling thread uses scratch slot 0). */
-  private dispatch(op: number, args: number[], n: number, run: (lo: number, hi: number) => void): void {
+  /**
+   * Run `run` over chunks of [0, n) on all threads (the calling thread uses scratch slot 0); chunk
+   * sizes are multiples of `align`.
+   */
+  private dispatch(op: number, args: number[], n: number, align: number, run: (lo: number, hi: number) => void): void {
     if (this.closed) throw new Error('thread pool is closed');
     const { I, F } = this;
-    const size = Math.max(1, Math.ceil(n / (this.size * CHUNKS_PER_THREAD)));
+    const size = Math.max(1, Math.ceil(n / (this.size * CHUNKS_PER_THREAD) / align)) * align;
     const nChunks = Math.ceil(n / size);
     for (let i = 0; i < args.length; i++) F[i] = args[i]!;
     F[CTRL.N_ARGS - 1] = size;

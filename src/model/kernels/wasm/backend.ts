@@ -19,6 +19,9 @@ export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
   GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K,
 ]);
 
+/** Or-ed into the wasm matmul's type argument for an interleaved weight (assembly/index.ts INTERLEAVED). */
+const INTERLEAVED_FLAG = 0x100;
+
 /** Types whose dot product needs Σx per 32-block (they store a min/offset). */
 const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K]);
 
@@ -66,6 +69,8 @@ export class WasmBackend {
   readonly variant: KernelVariant;
   private readonly pool: ThreadPool | null;
   private readonly weightPtrs = new WeakMap<ArrayBufferView, number>();
+  /** Weights whose wasm bytes were rearranged by interleaveRows (see interleave()). */
+  private readonly interleaved = new WeakSet<ArrayBufferView>();
   private readonly staging = new Map<string, { ptr: number; bytes: number }>();
   private scratch = { ptr: 0, stride: 0 };
   private readonly parallelMin: number;
@@ -81,6 +86,48 @@ export class WasmBackend {
     this.kernels = instantiateKernels(memory, this.variant);
     this.heap = new WasmHeap(memory, this.kernels.heapBase());
     this.pool = this.threads > 1 ? new ThreadPool(kernelModule(this.variant), memory, this.kernels, this.threads) : null;
+  }
+
+  /**
+   * Rearrange a matrix weight (dims [nIn, nOut]) used only through matmul into the row-interleaved
+   * layout of the decode kernels (wasm/assembly/rows4.ts), once: in place when its bytes live in
+   * this backend's memory (a model file read with this heap's allocator, so nothing else may read
+   * those bytes as GGUF rows afterwards), else in the backend's own copy. F32, F16, Q8_0 and Q4_0;
+   * other types and shapes are left as they are. Returns whether the weight is interleaved.
+   */
+  interleave(w: MatrixWeight & { dims: readonly number[] }): boolean {
+    if (this.interleaved.has(w.data)) return true;
+    const nIn = w.dims[0] ?? 0;
+    const nOut = w.dims.slice(1).reduce((a, b) => a * b, 1);
+    if (!WASM_MATMUL_TYPES.has(w.type) || nOut < 4) return false;
+    const cb = this.kernels.chunkBytes(w.type, nIn);
+    const rb = this.kernels.rowBytes(w.type, nIn);
+    if (cb === 0 || w.data.byteLength < rb * nOut) return false;
+    this.kernels.interleaveRows(this.weightPtr(w.data), rb, cb, nOut, this.stage('interleave', 4 * rb));
+    this.interleaved.add(w.data);
+    return true;
+  }
+
+  /**
+   * Row `row` (nIn values) of a weight this backend interleaved, as f32 into out[outOff..] (the
+   * embedding lookup of a tied output projection). Returns false, doing nothing, for any other
+   * weight: its bytes are in GGUF order and the caller reads them itself.
+   */
+  readRow(out: Float32Array, outOff: number, w: MatrixWeight, row: number, nIn: number): boolean {
+    if (!this.interleaved.has(w.data)) return false;
+    const rb = this.kernels.rowBytes(w.type, nIn), cb = this.kernels.chunkBytes(w.type, nIn);
+    const nOut = Math.floor(w.data.byteLength / rb);
+    if (!Number.isInteger(row) || row < 0 || row >= nOut) throw new InvalidOptionError(`row ${row} is outside ${w.name ?? 'the weight'} (${nOut} rows)`);
+    const p = this.weightPtr(w.data);
+    let src = p + row * rb;
+    if (row < (nOut & ~3)) {
+      src = this.stage('row.gguf', rb);
+      this.kernels.gatherRow(src, p + (row & ~3) * rb, row & 3, rb, cb);
+    }
+    const y = this.stage('row.f32', nIn * 4);
+    this.kernels.dequantRow(w.type, src, y, nIn);
+    out.set(new Float32Array(this.heap.memory.buffer, y, nIn), outOff);
+    return true;
   }
 
   /** Whether matmul has a kernel for this weight type. */
@@ -100,6 +147,7 @@ export class WasmBackend {
     if (w.data.byteLength < rb * nOut) throw new InvalidOptionError(`wasm backend: weight${w.name ? ` ${w.name}` : ''} holds ${w.data.byteLength} bytes, ${nOut}×${nIn} ${typeName(w.type)} needs ${rb * nOut}`);
     if (x.length < nIn * nTokens || out.length < nOut * nTokens) throw new InvalidOptionError('wasm backend: matmul x/out arrays are too short');
     const wp = this.weightPtr(w.data);
+    const il = this.interleaved.has(w.data);
     const xp = this.input(x, 'x', nIn * nTokens);
     const op = this.output(out, 'out', nOut * nTokens);
     let xs = 0;
@@ -119,10 +167,13 @@ export class WasmBackend {
       xq = this.stage('xq', nIn * 4);
       if (!this.kernels.scaleHalfX(xq, xp, nIn)) xq = 0;
     } else if (nTokens > 1) this.ensureScratch(nIn * 4);
+    // interleaved rows read outside the decode kernels are copied to GGUF order after the f32 row
+    if (il) this.ensureScratch(nIn * 4 + rb);
+    const typeFlags = il ? w.type | INTERLEAVED_FLAG : w.type;
     if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
-      this.pool.matmul(w.type, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
+      this.pool.matmul(typeFlags, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
     } else {
-      this.kernels.matmul(w.type, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, 0, nOut, this.scratch.ptr);
+      this.kernels.matmul(typeFlags, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, 0, nOut, this.scratch.ptr);
     }
     this.finish(out, op, nOut * nTokens);
   }

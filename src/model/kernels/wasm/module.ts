@@ -25,6 +25,12 @@ export const WASM_RELAXED_PATH = fileURLToPath(new URL('../../../../build/tokenl
 export interface KernelExports {
   heapBase(): number;
   rowBytes(type: number, n: number): number;
+  /** Bytes of one interleaving chunk of `type` with rows of n values; 0 if not interleaved. */
+  chunkBytes(type: number, n: number): number;
+  /** Rearrange the first 4·⌊nOut/4⌋ rows (rb bytes each) at w into interleaved groups, in place (tmp: 4·rb bytes). */
+  interleaveRows(w: number, rb: number, cb: number, nOut: number, tmp: number): void;
+  /** Copy row j (0..3) of the interleaved group at `group` to dst in GGUF order. */
+  gatherRow(dst: number, group: number, j: number, rb: number, cb: number): void;
   matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, r0: number, r1: number, scratch: number): void;
   quantizeBlocks(xq: number, xd: number, x: number, nBlocks: number): void;
   /** quantizeBlocks with 32 i8 per block (the layout compactInt8 types read). */

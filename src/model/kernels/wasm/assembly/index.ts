@@ -3,10 +3,16 @@
 import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
 import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotRowQ, dotRowQx4, hasIntDot, rowQ4_0x4r } from './q8';
-import { Q4_0, Q8_0 } from './rows';
+import { F32, Q4_0, Q8_0 } from './rows';
+import { rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
+import { chunkBytes, gatherRow } from './interleave';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
 export { rmsnorm, softmax, swiglu, gelu, rope, attention, add } from './ops';
+export { chunkBytes, interleaveRows, gatherRow } from './interleave';
+
+/** Flag or-ed into matmul's `type`: the weight's row groups are interleaved (rows4.ts). */
+const INTERLEAVED: i32 = 0x100;
 
 /** First byte the host may use (end of this module's static data). */
 export function heapBase(): usize {
@@ -26,17 +32,24 @@ const QTILE: i32 = 16;
  * TILE tokens. Other types, one token: fused dequantize+dot per row. Several: each row is
  * dequantized once per tile into `scratch` (nIn f32) and dotted with every token of the tile.
  * `xs`: Σx per 32-element block per token ((nTok, nIn/32) f32) for formats with a min term.
+ * `typeFlags`: the GGML type, | INTERLEAVED when the matrix was rearranged by interleaveRows:
+ * decode then runs the four-row kernels of rows4.ts; other paths read each row through a copy
+ * in GGUF order (gatherRow, into `scratch` after the nIn f32 of the dequantized row).
  */
-export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+  const type = typeFlags & 0xff;
   const rb = rowBytes(type, nIn);
   const xb = <usize>nIn << 2;
+  const cb = (typeFlags & INTERLEAVED) != 0 ? chunkBytes(type, nIn) : 0;
+  if (cb != 0 && nTok == 1 && decodeInterleaved(type, cb, out, w, rb, x, xq, xd, nIn, nOut, r0, r1)) return;
+  const n4 = cb != 0 ? nOut & ~3 : 0, gbuf = scratch + xb;
   if (ASC_FEATURE_RELAXED_SIMD && xq != 0 && compactInt8(type)) {
     // i8 activations (quantizeBlocksI8): nIn bytes per token; 4-token kernel for Q4_0
     const qb = <usize>nIn, dd = <usize>(nIn >> 5) << 3, db = <usize>(nIn >> 5) << 2;
     for (let t0 = 0; t0 < nTok; t0 += QTILE) {
       const t1 = min(nTok, t0 + QTILE);
       for (let r = r0; r < r1; r++) {
-        const row = w + <usize>r * rb;
+        const row = rowAt(w, r, rb, cb, n4, gbuf);
         let t = t0;
         if (type == Q4_0) {
           for (; t + 4 <= t1; t += 4) {
@@ -58,7 +71,7 @@ export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq:
     for (let t0 = 0; t0 < nTok; t0 += QTILE) {
       const t1 = min(nTok, t0 + QTILE);
       for (let r = r0; r < r1; r++) {
-        const row = w + <usize>r * rb;
+        const row = rowAt(w, r, rb, cb, n4, gbuf);
         let t = t0;
         if (type == Q8_0 || type == Q4_0) {
           for (; t + 4 <= t1; t += 4) {
@@ -77,17 +90,17 @@ export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq:
   }
   if (nTok == 1 && type == F16 && xq != 0) {
     // xq: x·2^112 (scaleHalfX)
-    for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotHalfScaled(w + <usize>r * rb, xq, nIn));
+    for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotHalfScaled(rowAt(w, r, rb, cb, n4, gbuf), xq, nIn));
     return;
   }
   if (nTok == 1) {
-    for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotRow(type, w + <usize>r * rb, x, xs, nIn));
+    for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotRow(type, rowAt(w, r, rb, cb, n4, gbuf), x, xs, nIn));
     return;
   }
   for (let t0 = 0; t0 < nTok; t0 += TILE) {
     const t1 = min(nTok, t0 + TILE);
     for (let r = r0; r < r1; r++) {
-      let row = w + <usize>r * rb;
+      let row = rowAt(w, r, rb, cb, n4, gbuf);
       if (type != 0) { dequantRow(type, row, scratch, nIn); row = scratch; }
       let t = t0;
       if ((nIn & 15) == 0) {
@@ -101,6 +114,46 @@ export function matmul(type: i32, out: usize, w: usize, x: usize, xs: usize, xq:
       }
     }
   }
+}
+
+/** Row r in GGUF order: in place, or (rows of interleaved groups) copied to gbuf. */
+// @ts-ignore: decorator
+@inline function rowAt(w: usize, r: i32, rb: usize, cb: usize, n4: i32, gbuf: usize): usize {
+  if (r >= n4) return w + <usize>r * rb;
+  gatherRow(gbuf, w + <usize>(r & ~3) * rb, r & 3, rb, cb);
+  return gbuf;
+}
+
+/**
+ * One token against an interleaved matrix (rows4.ts): whole groups of four rows inside [r0, r1)
+ * by the four-row kernels, other rows one at a time (rs = 0; rows of a group read with the
+ * group's chunk stride, the trailing nOut mod 4 rows in GGUF order). Returns false when the
+ * kernel needs quantized/scaled activations that the caller did not prepare (xq = 0).
+ */
+function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize, x: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, r0: i32, r1: i32): bool {
+  if (type != F32 && xq == 0) return false;
+  const n4 = nOut & ~3, end = min(r1, n4);
+  let r = r0;
+  while (r < r1) {
+    const o = out + (<usize>r << 2);
+    if ((r & 3) == 0 && r + 4 <= end) {
+      v128.store(o, rows4(type, w + <usize>r * rb, cb, cb << 2, x, xq, xd, nIn, o));
+      r += 4;
+    } else {
+      const row = r < n4 ? w + <usize>(r & ~3) * rb + <usize>(r & 3) * cb : w + <usize>r * rb;
+      v128.store32_lane(o, rows4(type, row, 0, r < n4 ? cb << 2 : cb, x, xq, xd, nIn, o), 0);
+      r++;
+    }
+  }
+  return true;
+}
+
+// @ts-ignore: decorator
+@inline function rows4(type: i32, w: usize, rs: usize, cs: usize, x: usize, xq: usize, xd: usize, nIn: i32, fence: usize): v128 {
+  if (type == Q4_0) return rows4Q4_0(w, rs, cs, xq, xd, nIn, fence);
+  if (type == Q8_0) return rows4Q8_0(w, rs, cs, xq, xd, nIn, fence);
+  if (type == F32) return rows4F32(w, rs, cs, x, nIn);
+  return rows4Half(w, rs, cs, xq, nIn);
 }
 
 /**

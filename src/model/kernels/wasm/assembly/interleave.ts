@@ -1,0 +1,58 @@
+// The row-interleaved weight layout of rows4.ts: each group of four rows stored chunk by chunk.
+// interleaveRows rearranges a matrix in place once (at model load); gatherRow copies one row of a
+// group back into GGUF order (for the prefill kernels, which read one row against many tokens).
+import { F16, F32, Q4_0, Q8_0 } from './rows';
+
+/**
+ * Bytes of one interleaving chunk for `type` with rows of n values: one quant block (Q8_0: 34,
+ * Q4_0: 18) or 16 values (f32: 64, f16: 32). 0: the type or row length is not interleaved.
+ */
+export function chunkBytes(type: i32, n: i32): usize {
+  if (type == Q8_0 && (n & 31) == 0) return 34;
+  if (type == Q4_0 && (n & 31) == 0) return 18;
+  if (type == F32 && (n & 15) == 0) return 64;
+  if (type == F16 && (n & 15) == 0) return 32;
+  return 0;
+}
+
+/** Copy one chunk of cb bytes (a chunkBytes value) from src to dst (non-overlapping). */
+// @ts-ignore: decorator
+@inline function copyChunk(dst: usize, src: usize, cb: usize): void {
+  if (cb == 64) {
+    v128.store(dst, v128.load(src)); v128.store(dst, v128.load(src, 16), 16);
+    v128.store(dst, v128.load(src, 32), 32); v128.store(dst, v128.load(src, 48), 48);
+  } else if (cb == 32) {
+    v128.store(dst, v128.load(src)); v128.store(dst, v128.load(src, 16), 16);
+  } else if (cb == 34) {
+    v128.store(dst, v128.load(src)); v128.store(dst, v128.load(src, 16), 16);
+    store<u16>(dst, load<u16>(src, 32), 32);
+  } else {
+    v128.store(dst, v128.load(src)); store<u16>(dst, load<u16>(src, 16), 16);
+  }
+}
+
+/**
+ * Rearrange rows [0, 4·⌊nOut/4⌋) of the matrix at w (rows of rb bytes, chunks of cb) into the
+ * interleaved layout, in place; the last nOut mod 4 rows stay as they are. tmp: 4·rb scratch bytes.
+ */
+export function interleaveRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: usize): void {
+  const nc = rb / cb;
+  for (let g = 0; g + 4 <= nOut; g += 4) {
+    const base = w + <usize>g * rb;
+    memory.copy(tmp, base, rb << 2);
+    for (let c: usize = 0; c < nc; c++) {
+      const d = base + (c << 2) * cb;
+      copyChunk(d, tmp + c * cb, cb);
+      copyChunk(d + cb, tmp + rb + c * cb, cb);
+      copyChunk(d + 2 * cb, tmp + 2 * rb + c * cb, cb);
+      copyChunk(d + 3 * cb, tmp + 3 * rb + c * cb, cb);
+    }
+  }
+}
+
+/** Copy row j (0..3) of the interleaved group starting at `group` into dst in GGUF order. */
+export function gatherRow(dst: usize, group: usize, j: i32, rb: usize, cb: usize): void {
+  const nc = rb / cb;
+  const src = group + <usize>j * cb;
+  for (let c: usize = 0; c < nc; c++) copyChunk(dst + c * cb, src + (c << 2) * cb, cb);
+}

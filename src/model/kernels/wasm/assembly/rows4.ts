@@ -1,0 +1,202 @@
+// Decode matrix-vector kernels over row-interleaved weights: the backend rearranges a weight
+// matrix once at load (interleaveRows) so that each group of four rows is stored chunk by chunk
+// (row 0 chunk 0, row 1 chunk 0, row 2 chunk 0, row 3 chunk 0, row 0 chunk 1, ...; a chunk is one
+// quant block, or 16 f32/f16 values). Each chunk keeps its GGUF encoding; only the order changes,
+// in place, with no copy of the weights (llama.cpp's CPU backend repacks Q4_0 the same way).
+// A decode step then reads the four rows as one sequential stream and loads each activation
+// vector once for four rows. Reading four separate rows side by side instead measured 2-4× slower
+// per byte on our 2-core machine (the hardware prefetcher follows one stream, not four).
+//
+// Every kernel takes the first row w, the row stride rs and the chunk stride cs: interleaved
+// groups use (rs, cs) = (chunk bytes, 4·chunk bytes); one row in GGUF order uses rs = 0 and
+// cs = chunk bytes (four copies of the same row; lane 0 is kept). Each lane's arithmetic depends
+// only on its own row, so a row's value is bit-identical in both uses, whatever the grouping or
+// thread split. Results come back as one f32x4 (lane j = row j). For Q4_0 in the relaxed build
+// the per-lane steps are exactly those of the four-token prefill kernel (q8.ts rowQ4_0x4r).
+import { madd } from './simd';
+
+/** i16x8 / i8x16 / f32 constants (see q8.ts QC for why loop constants live in memory). */
+const C4 = memory.data<u16>([
+  15, 15, 15, 15, 15, 15, 15, 15, // +0: i16 0x000f
+  0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, // +16: bytes 0x0f
+  0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff, // +32: f16 → f32 mask (i32)
+  0, 0x7780, 0, 0x7780, 0, 0x7780, 0, 0x7780, // +48: 2^112 (f32)
+], 16);
+
+/**
+ * Four f32 rows of n values (n a multiple of 16; a chunk is 16 values) · x. Two accumulators per
+ * row (chained FMAs on one accumulator would wait on each other); each row sums in f32x4 like
+ * llama.cpp's f32 dot.
+ */
+export function rows4F32(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128 {
+  let a0 = f32x4.splat(0), b0 = f32x4.splat(0), a1 = f32x4.splat(0), b1 = f32x4.splat(0);
+  let a2 = f32x4.splat(0), b2 = f32x4.splat(0), a3 = f32x4.splat(0), b3 = f32x4.splat(0);
+  for (let i = 0; i < n; i += 16) {
+    const xo = x + (<usize>i << 2);
+    const p0 = w + <usize>(i >> 4) * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
+    const x0 = v128.load(xo), x1 = v128.load(xo, 16), x2 = v128.load(xo, 32), x3 = v128.load(xo, 48);
+    a0 = madd(v128.load(p0), x0, a0); b0 = madd(v128.load(p0, 16), x1, b0);
+    a0 = madd(v128.load(p0, 32), x2, a0); b0 = madd(v128.load(p0, 48), x3, b0);
+    a1 = madd(v128.load(p1), x0, a1); b1 = madd(v128.load(p1, 16), x1, b1);
+    a1 = madd(v128.load(p1, 32), x2, a1); b1 = madd(v128.load(p1, 48), x3, b1);
+    a2 = madd(v128.load(p2), x0, a2); b2 = madd(v128.load(p2, 16), x1, b2);
+    a2 = madd(v128.load(p2, 32), x2, a2); b2 = madd(v128.load(p2, 48), x3, b2);
+    a3 = madd(v128.load(p3), x0, a3); b3 = madd(v128.load(p3, 16), x1, b3);
+    a3 = madd(v128.load(p3, 32), x2, a3); b3 = madd(v128.load(p3, 48), x3, b3);
+  }
+  return sums4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
+}
+
+/**
+ * Four f16 rows of n values (n a multiple of 16; a chunk is 16 halves) · x, with x pre-multiplied
+ * by 2^112 (rows.ts scaleHalfX): each half is sign-extended, shifted into f32 position and masked,
+ * and the 2^112 scale of x undoes the exponent offset (exact, see rows.ts dotHalfScaled).
+ */
+export function rows4Half(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128 {
+  const mask = v128.load(C4, 32);
+  let a0 = f32x4.splat(0), b0 = f32x4.splat(0), a1 = f32x4.splat(0), b1 = f32x4.splat(0);
+  let a2 = f32x4.splat(0), b2 = f32x4.splat(0), a3 = f32x4.splat(0), b3 = f32x4.splat(0);
+  for (let i = 0; i < n; i += 16) {
+    const xo = x + (<usize>i << 2);
+    const p0 = w + <usize>(i >> 4) * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
+    const x0 = v128.load(xo), x1 = v128.load(xo, 16), x2 = v128.load(xo, 32), x3 = v128.load(xo, 48);
+    a0 = madd(h4(p0, mask), x0, a0); b0 = madd(h4(p0 + 8, mask), x1, b0);
+    a0 = madd(h4(p0 + 16, mask), x2, a0); b0 = madd(h4(p0 + 24, mask), x3, b0);
+    a1 = madd(h4(p1, mask), x0, a1); b1 = madd(h4(p1 + 8, mask), x1, b1);
+    a1 = madd(h4(p1 + 16, mask), x2, a1); b1 = madd(h4(p1 + 24, mask), x3, b1);
+    a2 = madd(h4(p2, mask), x0, a2); b2 = madd(h4(p2 + 8, mask), x1, b2);
+    a2 = madd(h4(p2 + 16, mask), x2, a2); b2 = madd(h4(p2 + 24, mask), x3, b2);
+    a3 = madd(h4(p3, mask), x0, a3); b3 = madd(h4(p3 + 8, mask), x1, b3);
+    a3 = madd(h4(p3 + 16, mask), x2, a3); b3 = madd(h4(p3 + 24, mask), x3, b3);
+  }
+  return sums4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
+}
+
+/** Four halves at p as f32 bit patterns scaled by 2^−112 (sign kept, exponent offset by −112). */
+// @ts-ignore: decorator
+@inline function h4(p: usize, mask: v128): v128 {
+  return v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask);
+}
+
+/**
+ * Four Q8_0 rows (34-byte blocks: f16 scale, 32 i8) of n values against activations quantized by
+ * q8.ts quantizeBlocks (32 i16 per block at xq, scale at xd + 8b). Per block the four rows'
+ * exact integer sums are reduced into one vector and scaled by the rows' scales times the
+ * activation scale.
+ */
+export function rows4Q8_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, n: i32, fence: usize): v128 {
+  const nb = n >> 5;
+  const mask = v128.load(C4, 32), k = v128.load(C4, 48);
+  let acc = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const p0 = w + <usize>b * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
+    const xp = xq + (<usize>b << 6);
+    const x0 = v128.load(xp), x1 = v128.load(xp, 16), x2 = v128.load(xp, 32), x3 = v128.load(xp, 48);
+    const s0 = q8Block(p0, x0, x1, x2, x3);
+    v128.store32_lane(fence, s0, 0); // keeps TurboFan from hoisting all sixteen loads (see q8.ts dotRowQ)
+    const s1 = q8Block(p1, x0, x1, x2, x3);
+    v128.store32_lane(fence, s1, 0);
+    const s2 = q8Block(p2, x0, x1, x2, x3);
+    v128.store32_lane(fence, s2, 0);
+    const s3 = q8Block(p3, x0, x1, x2, x3);
+    const dw = half4Rows(p0, rs, mask, k);
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, f32x4.splat(load<f32>(xd + (<usize>b << 3))))));
+  }
+  return acc;
+}
+
+/** One Q8_0 block's 32 quants at p (after the scale) · the 32 i16 activations x0..x3, as i32x4 partial sums. */
+// @ts-ignore: decorator
+@inline function q8Block(p: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  const s0 = i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(p + 2), x0), i32x4.dot_i16x8_s(v128.load8x8_s(p + 10), x1));
+  const s1 = i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(p + 18), x2), i32x4.dot_i16x8_s(v128.load8x8_s(p + 26), x3));
+  return i32x4.add(s0, s1);
+}
+
+/**
+ * Four Q4_0 rows (18-byte blocks: f16 scale, 16 bytes holding element j in the low nibble and j+16
+ * in the high one) against quantized activations: i8 (quantizeBlocksI8, 32 bytes per block) with
+ * relaxed 8-bit dot products in the relaxed build, i16 (quantizeBlocks, 64 bytes) otherwise. The
+ * −8 offset goes through the activation block sums: d_w·(d_x·Σq·x_q) − 8·d_w·(d_x·Σx_q).
+ */
+export function rows4Q4_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, n: i32, fence: usize): v128 {
+  const nb = n >> 5;
+  const mask = v128.load(C4, 32), k = v128.load(C4, 48);
+  const m4 = ASC_FEATURE_RELAXED_SIMD ? v128.load(C4, 16) : v128.load(C4);
+  let acc = f32x4.splat(0), m = f32x4.splat(0);
+  for (let b = 0; b < nb; b++) {
+    const p0 = w + <usize>b * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
+    let s0: v128, s1: v128, s2: v128, s3: v128;
+    if (ASC_FEATURE_RELAXED_SIMD) {
+      const xp = xq + (<usize>b << 5);
+      const x0 = v128.load(xp), x1 = v128.load(xp, 16);
+      s0 = q4BlockR(p0, x0, x1, m4);
+      s1 = q4BlockR(p1, x0, x1, m4);
+      v128.store32_lane(fence, s1, 0);
+      s2 = q4BlockR(p2, x0, x1, m4);
+      s3 = q4BlockR(p3, x0, x1, m4);
+    } else {
+      const xp = xq + (<usize>b << 6);
+      const x0 = v128.load(xp), x1 = v128.load(xp, 16), x2 = v128.load(xp, 32), x3 = v128.load(xp, 48);
+      s0 = q4Block(p0, x0, x1, x2, x3, m4);
+      v128.store32_lane(fence, s0, 0);
+      s1 = q4Block(p1, x0, x1, x2, x3, m4);
+      v128.store32_lane(fence, s1, 0);
+      s2 = q4Block(p2, x0, x1, x2, x3, m4);
+      v128.store32_lane(fence, s2, 0);
+      s3 = q4Block(p3, x0, x1, x2, x3, m4);
+    }
+    const dw = half4Rows(p0, rs, mask, k);
+    const dx = v128.load64_zero(xd + (<usize>b << 3));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, v128.shuffle<f32>(dx, dx, 0, 0, 0, 0))));
+    m = f32x4.add(m, f32x4.mul(dw, v128.shuffle<f32>(dx, dx, 1, 1, 1, 1)));
+  }
+  return f32x4.sub(acc, f32x4.mul(m, f32x4.splat(8)));
+}
+
+/**
+ * One Q4_0 block's quants (at p + 2) · 32 i8 activations (x0: elements 0..15, x1: 16..31) with
+ * i16x8.relaxed_dot_i8x16_i7x16_s: the nibbles (0..15) are the 7-bit operand, so the result is
+ * exact on every engine (|pair sum| ≤ 2·15·127). Returns i32x4 partial sums.
+ */
+// @ts-ignore: decorator
+@inline function q4BlockR(p: usize, x0: v128, x1: v128, m4: v128): v128 {
+  const v = v128.load(p, 2);
+  const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
+  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, lo), i16x8.relaxed_dot_i8x16_i7x16_s(x1, hi)));
+}
+
+/** q4BlockR over i16 activations (x0..x3: elements 0..7, 8..15, 16..23, 24..31) with widened nibbles. */
+// @ts-ignore: decorator
+@inline function q4Block(p: usize, x0: v128, x1: v128, x2: v128, x3: v128, m4: v128): v128 {
+  const l = v128.load8x8_u(p + 2), h = v128.load8x8_u(p + 10);
+  const s0 = i32x4.add(i32x4.dot_i16x8_s(v128.and(l, m4), x0), i32x4.dot_i16x8_s(v128.and(h, m4), x1));
+  const s1 = i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(l, 4), x2), i32x4.dot_i16x8_s(i16x8.shr_u(h, 4), x3));
+  return i32x4.add(s0, s1);
+}
+
+/** The f16 scales at p, p+rs, p+2rs, p+3rs as f32x4 (exact, like simd.ts half). */
+// @ts-ignore: decorator
+@inline function half4Rows(p: usize, rs: usize, mask: v128, k: v128): v128 {
+  let h = v128.load16_lane(p, i32x4.splat(0), 0);
+  h = v128.load16_lane(p + rs, h, 1);
+  h = v128.load16_lane(p + 2 * rs, h, 2);
+  h = v128.load16_lane(p + 3 * rs, h, 3);
+  return f32x4.mul(v128.and(i32x4.shl(i32x4.extend_low_i16x8_s(h), 13), mask), k);
+}
+
+/** [Σs0, Σs1, Σs2, Σs3] for four i32x4 (transpose-and-add). */
+// @ts-ignore: decorator
+@inline function reduce4(s0: v128, s1: v128, s2: v128, s3: v128): v128 {
+  const t0 = i32x4.add(v128.shuffle<i32>(s0, s1, 0, 2, 4, 6), v128.shuffle<i32>(s0, s1, 1, 3, 5, 7));
+  const t1 = i32x4.add(v128.shuffle<i32>(s2, s3, 0, 2, 4, 6), v128.shuffle<i32>(s2, s3, 1, 3, 5, 7));
+  return i32x4.add(v128.shuffle<i32>(t0, t1, 0, 2, 4, 6), v128.shuffle<i32>(t0, t1, 1, 3, 5, 7));
+}
+
+/** [Σa, Σb, Σc, Σd] for four f32x4 (transpose-and-add; lane j sums as ((0+2)+(1+3))). */
+// @ts-ignore: decorator
+@inline function sums4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const t0 = f32x4.add(v128.shuffle<f32>(a, b, 0, 1, 4, 5), v128.shuffle<f32>(a, b, 2, 3, 6, 7));
+  const t1 = f32x4.add(v128.shuffle<f32>(c, d, 0, 1, 4, 5), v128.shuffle<f32>(c, d, 2, 3, 6, 7));
+  return f32x4.add(v128.shuffle<f32>(t0, t1, 0, 2, 4, 6), v128.shuffle<f32>(t0, t1, 1, 3, 5, 7));
+}

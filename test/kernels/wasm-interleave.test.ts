@@ -1,0 +1,155 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GGMLType, typeName } from '../../src/format/dtypes.ts';
+import '../../src/model/kernels/quant/register.ts';
+import { readRow } from '../../src/model/kernels/row.ts';
+import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
+import { REL_TOL, createRng, int8Bound, randF32, randWeight, refMatmul, weightToF32 } from './fixtures.ts';
+
+// The row-interleaved layout of the decode kernels (src/model/kernels/wasm/assembly/rows4.ts):
+// WasmBackend.interleave rearranges a weight once; every matmul path (decode groups, single rows of
+// a group, the trailing nOut mod 4 rows, prefill through gathered rows, the int8 and f32 fallbacks)
+// must still compute the same product, with 1 and 2 threads bit-identical.
+const one = createWasmBackend({ threads: 1 });
+const two = createWasmBackend({ threads: 2, parallelMinMacs: 0 });
+const exactOne = createWasmBackend({ threads: 1, int8Activations: false });
+after(async () => { await one.close(); await two.close(); await exactOne.close(); });
+
+const INTERLEAVED: [GGMLType, number[]][] = [
+  [GGMLType.F32, [16, 96]], [GGMLType.F16, [32, 96]], [GGMLType.Q8_0, [96, 320]], [GGMLType.Q4_0, [96, 320]],
+];
+const QUANT = new Set([GGMLType.Q8_0, GGMLType.Q4_0]);
+
+/** A private copy of w (interleaving must not touch the caller's array). */
+function copyOf(w: { type: GGMLType; data: ArrayBufferView }, nIn: number, nOut: number) {
+  const d = w.data as Float32Array | Uint16Array | Uint8Array;
+  return { type: w.type, name: 'w', dims: [nIn, nOut], data: d.slice() };
+}
+
+/** |a − y| within the bound of the path `be` takes for this type. */
+function assertClose(a: Float32Array, y: Float64Array, mag: Float64Array, wf: Float32Array, x: Float32Array, type: GGMLType, int8: boolean,
+  nIn: number, nOut: number, nTok: number, what: string): void {
+  for (let t = 0; t < nTok; t++) {
+    for (let o = 0; o < nOut; o++) {
+      const i = t * nOut + o;
+      const err = Math.abs(a[i]! - y[i]!);
+      const bound = int8 && QUANT.has(type) ? int8Bound(wf, x, nIn, o, t) : REL_TOL * mag[i]! + 1e-30;
+      assert.ok(err <= bound, `${what} ${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok} [${i}]: ${a[i]} vs ${y[i]} (err ${err} > ${bound})`);
+    }
+  }
+}
+
+for (const [type, sizes] of INTERLEAVED) {
+  test(`interleaved ${typeName(type)} weights: decode and prefill match the reference, 1 and 2 threads bit-identical, rows read back exactly`, () => {
+    const rng = createRng(808 + type);
+    for (const nIn of sizes) {
+      for (const nOut of [4, 7, 13, 130]) {
+        const w = randWeight(rng, type, nIn, nOut);
+        const wf = weightToF32(w, nIn, nOut);
+        const w1 = copyOf(w, nIn, nOut), w2 = copyOf(w, nIn, nOut), we = copyOf(w, nIn, nOut);
+        assert.equal(one.interleave(w1), true);
+        assert.equal(two.interleave(w2), true);
+        assert.equal(exactOne.interleave(we), true);
+        assert.equal(one.interleave(w1), true, 'a second call is a no-op');
+        assert.deepEqual(w1.data, w.data, 'the caller-owned array is not rearranged (the backend works on its copy)');
+        for (const nTok of [1, 3, 6]) {
+          const x = randF32(rng, nIn * nTok);
+          for (let i = 0; i < x.length; i++) if (i % 7 === 3) x[i] = x[i]! * 40;
+          const { y, mag } = refMatmul(wf, x, nIn, nOut, nTok);
+          const a = new Float32Array(nOut * nTok), b = new Float32Array(nOut * nTok), e = new Float32Array(nOut * nTok);
+          one.matmul(a, w1, x, nIn, nOut, nTok);
+          two.matmul(b, w2, x, nIn, nOut, nTok);
+          exactOne.matmul(e, we, x, nIn, nOut, nTok);
+          assertClose(a, y, mag, wf, x, type, true, nIn, nOut, nTok, 'int8/default path');
+          assertClose(e, y, mag, wf, x, type, false, nIn, nOut, nTok, 'f32 path');
+          assert.deepEqual(b, a, `${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok}: 2 threads differ from 1`);
+        }
+        // each row reads back exactly as the JS reader reads the original
+        const got = new Float32Array(nIn), want = new Float32Array(nIn);
+        for (let r = 0; r < nOut; r++) {
+          assert.equal(one.readRow(got, 0, w1, r, nIn), true);
+          readRow(want, 0, { name: 'w', type, dims: [nIn, nOut], data: w.data as Float32Array }, r, nIn);
+          assert.deepEqual(got, want, `${typeName(type)} nIn=${nIn} nOut=${nOut}: row ${r}`);
+        }
+        assert.throws(() => one.readRow(got, 0, w1, nOut, nIn), /row \d+ is outside/);
+      }
+    }
+  });
+}
+
+test('a decode row has the same value whichever group, trailing position or row range computes it', () => {
+  // A 9-row matrix: rows 0..7 form two groups, row 8 trails in GGUF order. Its rows 4..8 as a
+  // 5-row matrix: one group plus a trailing row. Every lane depends only on its own row, so both
+  // must give bit-identical values.
+  const rng = createRng(5);
+  for (const [type, nIn] of [[GGMLType.F32, 64], [GGMLType.F16, 64], [GGMLType.Q8_0, 96], [GGMLType.Q4_0, 96]] as const) {
+    const nOut = 9;
+    const w = randWeight(rng, type, nIn, nOut);
+    const x = randF32(rng, nIn);
+    const full = new Float32Array(nOut), fullTwo = new Float32Array(nOut);
+    const wi = copyOf(w, nIn, nOut);
+    one.interleave(wi);
+    one.matmul(full, wi, x, nIn, nOut, 1);
+    two.matmul(fullTwo, (() => { const c = copyOf(w, nIn, nOut); two.interleave(c); return c; })(), x, nIn, nOut, 1);
+    assert.deepEqual(fullTwo, full);
+    // the same rows as a 5-row matrix: rows 4..8 → one group (4..7) plus a trailing row (8)
+    const rb = (w.data.byteLength / nOut);
+    const tail = { type, name: 't', dims: [nIn, 5], data: new Uint8Array(w.data.buffer, w.data.byteOffset + 4 * rb, 5 * rb).slice() };
+    const tailData = type === GGMLType.F32 ? new Float32Array(tail.data.buffer) : type === GGMLType.F16 ? new Uint16Array(tail.data.buffer) : tail.data;
+    const t5 = { ...tail, data: tailData };
+    one.interleave(t5);
+    const part = new Float32Array(5);
+    one.matmul(part, t5, x, nIn, 5, 1);
+    assert.deepEqual(part, full.subarray(4), `${typeName(type)}: grouped rows 4..8 differ from the same rows of the 9-row matrix`);
+  }
+  // A row range that cuts a group (rows 1..6 of an interleaved f32 matrix, straight through the
+  // kernel): rows 1..3 and 4..6 are computed one at a time from inside their groups.
+  const nIn = 64, nOut = 8;
+  const w = randWeight(rng, GGMLType.F32, nIn, nOut);
+  const hw = one.heap.f32(nIn * nOut); hw.set(w.data as Float32Array);
+  const wi = { type: GGMLType.F32, name: 'h', dims: [nIn, nOut], data: hw };
+  one.interleave(wi);
+  const x = one.heap.f32(nIn); x.set(randF32(rng, nIn));
+  const full = one.heap.f32(nOut), cut = one.heap.f32(nOut);
+  one.matmul(full, wi, x, nIn, nOut, 1);
+  one.kernels.matmul(GGMLType.F32 | 0x100, cut.byteOffset, hw.byteOffset, x.byteOffset, 0, 0, 0, nIn, nOut, 1, 1, 7, 0);
+  assert.deepEqual(cut.subarray(1, 7), full.subarray(1, 7));
+});
+
+test('interleave leaves other types, short matrices and ragged rows alone; heap-owned weights are rearranged in place', () => {
+  const rng = createRng(9);
+  assert.equal(one.interleave({ ...copyOf(randWeight(rng, GGMLType.Q4_K, 256, 8), 256, 8) }), false);
+  assert.equal(one.interleave({ ...copyOf(randWeight(rng, GGMLType.Q8_0, 64, 3), 64, 3) }), false, 'fewer than 4 rows');
+  assert.equal(one.interleave({ ...copyOf(randWeight(rng, GGMLType.F32, 40, 8), 40, 8) }), false, 'rows not a multiple of 16');
+  const nIn = 64, nOut = 8;
+  const w = randWeight(rng, GGMLType.Q8_0, nIn, nOut);
+  const bytes = one.heap.allocate(w.data.byteLength);
+  bytes.set(w.data as Uint8Array);
+  const hw = { type: GGMLType.Q8_0, name: 'h', dims: [nIn, nOut], data: bytes };
+  assert.equal(one.interleave(hw), true);
+  assert.notDeepEqual(bytes, w.data, 'heap-owned bytes are rearranged in place');
+  assert.equal(bytes.byteLength, w.data.byteLength);
+  // same multiset of 34-byte blocks: only the order changed
+  const blocks = (b: Uint8Array) => Array.from({ length: b.length / 34 }, (_, i) => Buffer.from(b.subarray(i * 34, i * 34 + 34)).toString('hex')).sort();
+  assert.deepEqual(blocks(bytes), blocks(w.data as Uint8Array));
+  const x = one.heap.f32(nIn); x.set(randF32(rng, nIn));
+  const out = one.heap.f32(nOut);
+  const wf = weightToF32(w, nIn, nOut);
+  const { y } = refMatmul(wf, x, nIn, nOut, 1);
+  one.matmul(out, hw, x, nIn, nOut, 1);
+  for (let o = 0; o < nOut; o++) assert.ok(Math.abs(out[o]! - y[o]!) <= int8Bound(wf, x, nIn, o, 0));
+});
+
+test('interleaved F16 decode falls back for activations beyond the pre-scaling range', () => {
+  const rng = createRng(11);
+  const nIn = 64, nOut = 6;
+  const w = randWeight(rng, GGMLType.F16, nIn, nOut);
+  const wi = copyOf(w, nIn, nOut);
+  one.interleave(wi);
+  const x = randF32(rng, nIn);
+  x[5] = 40000;
+  const { y, mag } = refMatmul(weightToF32(w, nIn, nOut), x, nIn, nOut, 1);
+  const a = new Float32Array(nOut);
+  one.matmul(a, wi, x, nIn, nOut, 1);
+  for (let o = 0; o < nOut; o++) assert.ok(Math.abs(a[o]! - y[o]!) <= REL_TOL * mag[o]!, `[${o}] ${a[o]} vs ${y[o]}`);
+});
