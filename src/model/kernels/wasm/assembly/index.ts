@@ -49,14 +49,16 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     for (let t0 = 0; t0 < nTok; t0 += QTILE) {
       const t1 = min(nTok, t0 + QTILE);
       for (let r = r0; r < r1; r++) {
-        const row = rowAt(w, r, rb, cb, n4, gbuf);
         let t = t0;
         if (type == Q4_0) {
+          const row = rowIn(w, r, rb, cb, n4), bs = blockStride(r, cb, n4, 18);
           for (; t + 4 <= t1; t += 4) {
             const tu = <usize>t;
-            rowQ4_0x4r(row, xq + tu * qb, xd + tu * dd, qb, dd, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
+            rowQ4_0x4r(row, bs, xq + tu * qb, xd + tu * dd, qb, dd, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
           }
         }
+        if (t == t1) continue;
+        const row = rowAt(w, r, rb, cb, n4, gbuf);
         for (; t < t1; t++) {
           const tu = <usize>t;
           const o = out + ((tu * <usize>nOut + <usize>r) << 2);
@@ -71,14 +73,16 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     for (let t0 = 0; t0 < nTok; t0 += QTILE) {
       const t1 = min(nTok, t0 + QTILE);
       for (let r = r0; r < r1; r++) {
-        const row = rowAt(w, r, rb, cb, n4, gbuf);
         let t = t0;
         if (type == Q8_0 || type == Q4_0) {
+          const row = rowIn(w, r, rb, cb, n4), bs = blockStride(r, cb, n4, type == Q8_0 ? 34 : 18);
           for (; t + 4 <= t1; t += 4) {
             const tu = <usize>t;
-            dotRowQx4(type, row, xq + tu * qb, xd + tu * dd, qb, dd, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
+            dotRowQx4(type, row, bs, xq + tu * qb, xd + tu * dd, qb, dd, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
           }
         }
+        if (t == t1) continue;
+        const row = rowAt(w, r, rb, cb, n4, gbuf);
         for (; t < t1; t++) {
           const tu = <usize>t;
           const o = out + ((tu * <usize>nOut + <usize>r) << 2);
@@ -100,20 +104,38 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
   for (let t0 = 0; t0 < nTok; t0 += TILE) {
     const t1 = min(nTok, t0 + TILE);
     for (let r = r0; r < r1; r++) {
-      let row = rowAt(w, r, rb, cb, n4, gbuf);
-      if (type != 0) { dequantRow(type, row, scratch, nIn); row = scratch; }
+      // f32 rows of an interleaved group are read in place (16-value chunks 256 bytes apart)
+      let row: usize, cs: usize = 64;
+      if (type == F32 && cb != 0 && r < n4) { row = rowIn(w, r, rb, cb, n4); cs = 256; }
+      else {
+        row = rowAt(w, r, rb, cb, n4, gbuf);
+        if (type != 0) { dequantRow(type, row, scratch, nIn); row = scratch; }
+      }
       let t = t0;
       if ((nIn & 15) == 0) {
         for (; t + 4 <= t1; t += 4) {
           const o = out + ((<usize>t * <usize>nOut + <usize>r) << 2);
-          dotF32x4(row, x + <usize>t * xb, xb, nIn, o, <usize>nOut << 2);
+          dotF32x4(row, cs, x + <usize>t * xb, xb, nIn, o, <usize>nOut << 2);
         }
       }
+      if (t < t1 && cs != 64) row = rowAt(w, r, rb, cb, n4, gbuf);
       for (; t < t1; t++) {
         store<f32>(out + ((<usize>t * <usize>nOut + <usize>r) << 2), dotF32(row, x + <usize>t * xb, nIn));
       }
     }
   }
+}
+
+/** Where row r starts: its first chunk inside an interleaved group, else its GGUF-order row. */
+// @ts-ignore: decorator
+@inline function rowIn(w: usize, r: i32, rb: usize, cb: usize, n4: i32): usize {
+  return r < n4 ? w + <usize>(r & ~3) * rb + <usize>(r & 3) * cb : w + <usize>r * rb;
+}
+
+/** Bytes between consecutive blocks of row r: 4·cb inside an interleaved group, else `plain`. */
+// @ts-ignore: decorator
+@inline function blockStride(r: i32, cb: usize, n4: i32, plain: usize): usize {
+  return r < n4 ? cb << 2 : plain;
 }
 
 /** Row r in GGUF order: in place, or (rows of interleaved groups) copied to gbuf. */
@@ -157,17 +179,18 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
 }
 
 /**
- * Prefill: one f32 row w (n a multiple of 16) against four tokens' activations (xs apart),
+ * Prefill: one f32 row w (n a multiple of 16, chunks of 16 values cs bytes apart: 64 in GGUF
+ * order, 256 inside an interleaved group) against four tokens' activations (xs apart),
  * results at out + j·os. Each weight vector is loaded once for the four tokens; per token, groups
  * of 16 products are summed as in dotF32 and the groups accumulate in one f32x4 (llama.cpp's
  * precision) instead of f64. Stores between tokens keep TurboFan from hoisting every load to the
  * top of the loop (see q8.ts dotRowQ).
  */
-function dotF32x4(w: usize, x: usize, xs: usize, n: i32, out: usize, os: usize): void {
+function dotF32x4(w: usize, cs: usize, x: usize, xs: usize, n: i32, out: usize, os: usize): void {
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let i = 0; i < n; i += 16) {
-    const o = <usize>i << 2;
-    const w0 = v128.load(w + o), w1 = v128.load(w + o, 16), w2 = v128.load(w + o, 32), w3 = v128.load(w + o, 48);
+    const o = <usize>i << 2, c = w + <usize>(i >> 4) * cs;
+    const w0 = v128.load(c), w1 = v128.load(c, 16), w2 = v128.load(c, 32), w3 = v128.load(c, 48);
     let p = x + o;
     a0 = f32x4.add(a0, group16(w0, w1, w2, w3, p));
     v128.store32_lane(out, a0, 0);

@@ -480,11 +480,12 @@ function dotQ5(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n: i32, fen
 /**
  * Prefill: one Q8_0 or Q4_0 weight row against four tokens' quantized activations (token j at
  * xq + j·qb, xd + j·dd). Each weight block is widened and its scale converted once for the four
- * tokens. Stores the four dot products at out + j·outStride.
+ * tokens. Blocks are bs bytes apart (the block size in GGUF order, 4× that in an interleaved
+ * group). Stores the four dot products at out + j·outStride.
  */
-export function dotRowQx4(type: i32, w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, outStride: usize): void {
-  if (type == Q8_0) rowQ8_0x4(w, xq, xd, qb, dd, n, out, outStride);
-  else rowQ4_0x4(w, xq, xd, qb, dd, n, out, outStride);
+export function dotRowQx4(type: i32, w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, outStride: usize): void {
+  if (type == Q8_0) rowQ8_0x4(w, bs, xq, xd, qb, dd, n, out, outStride);
+  else rowQ4_0x4(w, bs, xq, xd, qb, dd, n, out, outStride);
 }
 
 // @ts-ignore: decorator
@@ -494,11 +495,11 @@ export function dotRowQx4(type: i32, w: usize, xq: usize, xd: usize, qb: usize, 
   return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.splat(dw * load<f32>(dp))));
 }
 
-function rowQ8_0x4(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
+function rowQ8_0x4(w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
   const nb = n >> 5;
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
-    const p = w + <usize>b * 34, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+    const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
     const q0 = v128.load8x8_s(p + 2), q1 = v128.load8x8_s(p + 10), q2 = v128.load8x8_s(p + 18), q3 = v128.load8x8_s(p + 26);
     const dw = half(load<u16>(p));
     a0 = dotx(q0, q1, q2, q3, xp, dw, dp, a0, out);
@@ -509,13 +510,13 @@ function rowQ8_0x4(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32,
   store<f32>(out, hsum4(a0)); store<f32>(out + os, hsum4(a1)); store<f32>(out + 2 * os, hsum4(a2)); store<f32>(out + 3 * os, hsum4(a3));
 }
 
-function rowQ4_0x4(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
+function rowQ4_0x4(w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
   const nb = n >> 5;
   const m4 = v128.load(QC);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   let m = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
-    const p = w + <usize>b * 18, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
+    const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
     const l0 = v128.load8x8_u(p + 2), l1 = v128.load8x8_u(p + 10);
     const q0 = v128.and(l0, m4), q1 = v128.and(l1, m4), q2 = i16x8.shr_u(l0, 4), q3 = i16x8.shr_u(l1, 4);
     const dw = half(load<u16>(p));
@@ -595,17 +596,18 @@ export function dotQ4_0r(w: usize, xq: usize, xd: usize, n: i32, fence: usize): 
 }
 
 /**
- * rowQ4_0x4 over i8 activations (token j at xq + j·qb, qb = n bytes) with relaxed dot products.
+ * rowQ4_0x4 over i8 activations (token j at xq + j·qb, qb = n bytes) with relaxed dot products;
+ * blocks bs bytes apart (18 in GGUF order, 72 in an interleaved group).
  * Per block, the four tokens' integer sums are reduced into one vector (lane j: token j), so the
  * conversion and both scalings are one vector op for all four; each lane accumulates its token's
  * blocks in order.
  */
-export function rowQ4_0x4r(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
+export function rowQ4_0x4r(w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
   const nb = n >> 5;
   const m4 = v128.load(QC, 128);
   let acc = f32x4.splat(0), m = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
-    const p = w + <usize>b * 18, xp = xq + (<usize>b << 5), dp = xd + (<usize>b << 3);
+    const p = w + <usize>b * bs, xp = xq + (<usize>b << 5), dp = xd + (<usize>b << 3);
     const v = v128.load(p, 2);
     const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
     const s0 = dotr(lo, hi, xp), s1 = dotr(lo, hi, xp + qb), s2 = dotr(lo, hi, xp + 2 * qb), s3 = dotr(lo, hi, xp + 3 * qb);
