@@ -45,6 +45,19 @@ test('softmax, swiglu, gelu match f64', () => {
   close(out, Array.from(g, (v) => 0.5 * v * (1 + Math.tanh(0.7978845608028654 * (v + 0.044715 * v ** 3)))), 1e-6, 'gelu');
 });
 
+test('swiglu (vector exp) stays within 2 ulp-ish of f64 across the whole range, including overflow and underflow of e^−g', () => {
+  const n = 4003; // odd: the scalar tail runs too
+  const g = new Float32Array(n), u = new Float32Array(n).fill(1), out = new Float32Array(n);
+  for (let i = 0; i < n; i++) g[i] = -120 + (240 * i) / (n - 1);
+  g[0] = -1000; g[1] = 1000; g[2] = 0; g[3] = -87.5; g[4] = 88.9;
+  one.swiglu(out, g, u, n);
+  for (let i = 0; i < n; i++) {
+    const v = g[i]!, want = v / (1 + Math.exp(-v));
+    assert.ok(Number.isFinite(out[i]!), `swiglu(${v}) = ${out[i]}`);
+    assert.ok(Math.abs(out[i]! - want) <= 3e-7 * Math.abs(want) + 1e-30, `swiglu(${v}): ${out[i]} vs ${want}`);
+  }
+});
+
 test('rope: adjacent pairs and neox halves, partial rotary dims, match f64', () => {
   const rng = createRng(3);
   const nHeads = 3, headDim = 16;

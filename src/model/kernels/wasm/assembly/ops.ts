@@ -1,6 +1,6 @@
 // Non-matmul kernels: RMSNorm, RoPE, SwiGLU, GELU, softmax, attention over an f32 KV cache.
 import { dotF32 } from './rows';
-import { hsum } from './simd';
+import { exp4, hsum } from './simd';
 
 /** out = x / sqrt(mean(x²) + eps) ⊙ w (w = 0: no scale). Zhang & Sennrich 2019. In-place safe. */
 export function rmsnorm(out: usize, x: usize, w: usize, n: i32, eps: f32): void {
@@ -26,28 +26,42 @@ export function rmsnorm(out: usize, x: usize, w: usize, n: i32, eps: f32): void 
   }
 }
 
-/** In-place softmax of n f32 at x (max-subtracted). */
+/**
+ * In-place softmax of n f32 at x (max-subtracted). The exponentials stay scalar (musl's expf, below
+ * 1 ulp): attention feeds them and the GPT-2 reference check amplifies 1-ulp differences (its
+ * emulated F16 GELU table flips roundings), while the vector max and scaling are exact.
+ */
 export function softmax(x: usize, n: i32): void {
-  let mx: f32 = -Infinity;
-  for (let i = 0; i < n; i++) mx = max(mx, load<f32>(x + (<usize>i << 2)));
+  let m4 = f32x4.splat(-Infinity);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) m4 = f32x4.max(m4, v128.load(x + (<usize>i << 2)));
+  let mx: f32 = max(max(f32x4.extract_lane(m4, 0), f32x4.extract_lane(m4, 1)), max(f32x4.extract_lane(m4, 2), f32x4.extract_lane(m4, 3)));
+  for (; i < n; i++) mx = max(mx, load<f32>(x + (<usize>i << 2)));
   let sum: f32 = 0;
-  for (let i = 0; i < n; i++) {
+  for (i = 0; i < n; i++) {
     const e = Mathf.exp(load<f32>(x + (<usize>i << 2)) - mx);
     store<f32>(x + (<usize>i << 2), e);
     sum += e;
   }
   const inv = f32x4.splat(1 / sum);
-  let i = 0;
+  i = 0;
   for (; i + 4 <= n; i += 4) v128.store(x + (<usize>i << 2), f32x4.mul(v128.load(x + (<usize>i << 2)), inv));
   for (; i < n; i++) store<f32>(x + (<usize>i << 2), load<f32>(x + (<usize>i << 2)) * (1 / sum));
 }
 
-/** out[i] = silu(gate[i]) · up[i] (SwiGLU, Shazeer 2020); out may alias gate or up. */
+/** out[i] = silu(gate[i]) · up[i] (SwiGLU, Shazeer 2020); out may alias gate or up. Vector exp (simd.ts exp4). */
 export function swiglu(out: usize, gate: usize, up: usize, n: i32): void {
-  for (let i = 0; i < n; i++) {
+  const one = f32x4.splat(1);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const o = <usize>i << 2;
+    const g = v128.load(gate + o);
+    v128.store(out + o, f32x4.mul(f32x4.div(g, f32x4.add(one, exp4(f32x4.neg(g)))), v128.load(up + o)));
+  }
+  for (; i < n; i++) {
     const o = <usize>i << 2;
     const g = load<f32>(gate + o);
-    store<f32>(out + o, g / (1 + Mathf.exp(-g)) * load<f32>(up + o));
+    store<f32>(out + o, g / (1 + f32x4.extract_lane(exp4(f32x4.splat(-g)), 0)) * load<f32>(up + o));
   }
 }
 

@@ -74,3 +74,25 @@ export const TWO112: f32 = reinterpret<f32>(0x77800000);
   if (ASC_FEATURE_RELAXED_SIMD) return f32x4.relaxed_madd(a, b, c);
   return f32x4.add(f32x4.mul(a, b), c);
 }
+
+/**
+ * e^x per f32 lane (Cephes expf method): x = n·ln2 + r with n = round(x·log2 e) and |r| ≤ ln2/2
+ * (ln2 split in two parts so n·ln2 is exact enough), e^r by a degree-6 polynomial, then 2^n put
+ * into the exponent bits. About 1–2 ulp over the normal range; lanes below −87.3 (where e^x is
+ * subnormal) return 0 and lanes above 88.7 are clamped to e^88.7. Plain multiply/add (no FMA), so
+ * both kernel builds give the same bits.
+ */
+// @ts-ignore: decorator
+@inline export function exp4(v: v128): v128 {
+  const x = f32x4.min(v, f32x4.splat(88.7));
+  const n = f32x4.nearest(f32x4.mul(x, f32x4.splat(1.44269504088896341)));
+  const r = f32x4.sub(f32x4.sub(x, f32x4.mul(n, f32x4.splat(0.693359375))), f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
+  let p = f32x4.add(f32x4.mul(f32x4.splat(1.9875691500e-4), r), f32x4.splat(1.3981999507e-3));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(8.3334519073e-3));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(4.1665795894e-2));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.6666665459e-1));
+  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(5.0000001201e-1));
+  p = f32x4.add(f32x4.add(f32x4.mul(p, f32x4.mul(r, r)), r), f32x4.splat(1));
+  const e = f32x4.mul(p, i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23));
+  return v128.andnot(e, f32x4.lt(v, f32x4.splat(-87.3)));
+}
