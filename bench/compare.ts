@@ -10,7 +10,8 @@
  *
  * Models are generated on first use into bench/models/ (git-ignored) with `synth`/`quantize`.
  * Usage: node --import tsx bench/compare.ts [--quick] [--models stories260K,15M,110M]
- *   [--types F32,F16,Q8_0,Q4_0] [--threads 1,2] [--runs 3] [--tokens 128] [--out FILE]
+ *   [--types F32,F16,Q8_0,Q4_0] [--threads 1,2] [--runs 3] [--tokens 128] [--kv-type f16|f32] [--out FILE]
+ * tokenloop's KV cache is f16 by default here, the type llama.cpp (and so node-llama-cpp) uses.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -87,9 +88,9 @@ export function bytesPerToken(path: string): number {
   }
 }
 
-function runTokenloop(modelPath: string, threads: number, tokens: number[], decode: number): Promise<Run> {
+function runTokenloop(modelPath: string, threads: number, tokens: number[], decode: number, kvType: string): Promise<Run> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'tokenloop-worker.ts'), JSON.stringify({ modelPath, threads, tokens, decode })], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'tokenloop-worker.ts'), JSON.stringify({ modelPath, threads, tokens, decode, kvType })], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '', err = '';
     child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
@@ -160,6 +161,7 @@ export async function main(argv: string[]): Promise<number> {
       models: { type: 'string' }, types: { type: 'string' }, threads: { type: 'string' },
       runs: { type: 'string' }, tokens: { type: 'string' }, out: { type: 'string' },
       'no-peer': { type: 'boolean', default: false },
+      'kv-type': { type: 'string', default: 'f16' },
     },
   });
   const list = (s: string | undefined, dflt: string[]) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : dflt);
@@ -170,6 +172,8 @@ export async function main(argv: string[]): Promise<number> {
   const runs = Number(values.runs ?? (quick ? 1 : 3));
   const nTok = Number(values.tokens ?? (quick ? 32 : 128));
   const outPath = values.out ?? join(HERE, 'results', 'latest.md');
+  const kvType = values['kv-type']!;
+  if (kvType !== 'f16' && kvType !== 'f32') { process.stderr.write(`--kv-type takes f16 or f32, got "${kvType}"\n`); return 2; }
   for (const m of models) if (!(m in SHAPES)) { process.stderr.write(`unknown model "${m}" (known: ${Object.keys(SHAPES).join(', ')})\n`); return 2; }
   for (const t of types) if (!TYPES.includes(t)) { process.stderr.write(`unknown type "${t}" (known: ${TYPES.join(', ')})\n`); return 2; }
   if (threadList.some((t) => !Number.isInteger(t) || t < 1) || !Number.isInteger(runs) || runs < 1 || !Number.isInteger(nTok) || nTok < 1) {
@@ -193,8 +197,8 @@ export async function main(argv: string[]): Promise<number> {
         const tl: Run[] = [], lc: Run[] = [];
         for (let r = 0; r < runs; r++) {
           // alternate which engine goes first, so drift (thermal, neighbours) hits both alike
-          if (r % 2 === 0) { tl.push(await runTokenloop(path, threads, tokens, nTok)); if (!values['no-peer']) lc.push(await runPeer(path, threads, tokens, nTok)); }
-          else { if (!values['no-peer']) lc.push(await runPeer(path, threads, tokens, nTok)); tl.push(await runTokenloop(path, threads, tokens, nTok)); }
+          if (r % 2 === 0) { tl.push(await runTokenloop(path, threads, tokens, nTok, kvType)); if (!values['no-peer']) lc.push(await runPeer(path, threads, tokens, nTok)); }
+          else { if (!values['no-peer']) lc.push(await runPeer(path, threads, tokens, nTok)); tl.push(await runTokenloop(path, threads, tokens, nTok, kvType)); }
         }
         const a = summarize(tl), b = values['no-peer'] ? summarize([failed('skipped (--no-peer)')]) : summarize(lc);
         if (b.ok) binaryLoads.push(b.binaryMs);
@@ -221,6 +225,7 @@ export async function main(argv: string[]): Promise<number> {
     `Memory read bandwidth (wasm SIMD stream): ${threadList.map((t) => `${t} thread(s) ${(bw.get(t)! / 1e9).toFixed(1)} GB/s`).join(', ')}.`,
     '',
     `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated.`,
+    `KV cache: ${kvType} in tokenloop, f16 in llama.cpp (its default).`,
     `Prefill: ${nTok} tokens in one call. Decode: ${nTok} greedy steps after it. Load: file → ready to run (llama.cpp: model + context; loading node-llama-cpp's native binary took a further ${f(median(binaryLoads))} ms per process, median, and is left out).`,
     'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline).',
     'Roofline: tokenloop decode tok/s × weight bytes read per token ÷ measured bandwidth at that thread count.',

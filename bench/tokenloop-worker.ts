@@ -2,14 +2,14 @@
  * Child process for bench/compare.ts: runs tokenloop on one model and prints one result line
  * `@@RESULT@@{json}`, measured exactly like bench/llama-cpp-worker.mjs (prefill = the prompt minus
  * its last token in one forward call; decoding starts from the last prompt token, greedy).
- * Input: argv[2] = JSON { modelPath, threads, tokens: number[], decode: number }.
+ * Input: argv[2] = JSON { modelPath, threads, tokens: number[], decode: number, kvType?: 'f32' | 'f16' }.
  */
 import { openModelFile } from '../src/format/open.js';
 import { loadModel, type LoadModelOptions } from '../src/model/registry.js';
 import { modelAllocator } from '../src/model/kernels/wasm/select.js';
 import type { Model } from '../src/model/model.js';
 
-interface Input { modelPath: string; threads: number; tokens: number[]; decode: number }
+interface Input { modelPath: string; threads: number; tokens: number[]; decode: number; kvType?: 'f32' | 'f16' }
 
 const print = (o: unknown) => process.stdout.write('@@RESULT@@' + JSON.stringify(o) + '\n');
 
@@ -17,9 +17,9 @@ const print = (o: unknown) => process.stdout.write('@@RESULT@@' + JSON.stringify
  * Load through the public API. `threads` is passed along for a model that takes it (the
  * multi-threaded backend); `threadsUsed` reports what the model says it uses (1 when it does not say).
  */
-function load(path: string, threads: number): { model: Model; threadsUsed: number } {
+function load(path: string, threads: number, kvType: 'f32' | 'f16'): { model: Model; threadsUsed: number } {
   const file = openModelFile(path, { allocate: modelAllocator({ threads }) });
-  const opts = { threads } as LoadModelOptions & { threads: number };
+  const opts = { threads, kvType } as LoadModelOptions & { threads: number };
   const model = loadModel(file, opts);
   const used = (model as unknown as { threads?: unknown }).threads;
   return { model, threadsUsed: typeof used === 'number' ? used : 1 };
@@ -35,7 +35,7 @@ function main(): void {
   const o = JSON.parse(process.argv[2] ?? '{}') as Input;
   const baseRssBytes = process.memoryUsage().rss;
   const t0 = performance.now();
-  const { model, threadsUsed } = load(o.modelPath, o.threads);
+  const { model, threadsUsed } = load(o.modelPath, o.threads, o.kvType ?? 'f32');
   const cache = model.createCache(o.tokens.length + o.decode + 1);
   const t1 = performance.now();
   model.forward(o.tokens.slice(0, -1), cache);

@@ -1,9 +1,9 @@
 /**
- * `tokenloop info [-m MODEL] [--ctx N] [--json]`
+ * `tokenloop info [-m MODEL] [--ctx N] [--kv-type f32|f16] [--json]`
  *
  * What a model file holds: architecture and hyperparameters, tensor types and sizes, tokenizer
  * kind and special tokens (read straight from the metadata), chat template presence, and the
- * memory needed to run it with a context of N tokens (weights + F32 KV cache + scratch).
+ * memory needed to run it with a context of N tokens (weights + KV cache of the given type + scratch).
  */
 import type { Command } from 'commander';
 import { InvalidOptionError, TokenloopError } from '../errors.js';
@@ -17,6 +17,7 @@ import { resolveModelPath } from './resolve-model.js';
 interface InfoFlags {
   model?: string;
   ctx?: string;
+  kvType?: string;
   json?: boolean;
 }
 
@@ -33,13 +34,13 @@ export interface ModelInfo {
   hyperparameters: Record<string, number | string | boolean>;
   tensors: { count: number; byType: Record<string, { count: number; bytes: number }>; list: { name: string; dims: number[]; type: string; bytes: number }[] };
   tokenizer: { kind: string; tokens: number | null; bos: number | null; eos: number | null; unk: number | null; pad: number | null; addBos: boolean | null; chatTemplate: boolean };
-  memory: { ctx: number; weightBytes: number; kvCacheBytes: number; scratchBytes: number; totalBytes: number } | null;
+  memory: { ctx: number; kvType: 'f32' | 'f16'; weightBytes: number; kvCacheBytes: number; scratchBytes: number; totalBytes: number } | null;
 }
 
 const num = (v: MetaValue | undefined): number | null => (typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : null);
 
 /** Gather the report for a file (the model is built only to validate it and size its memory). */
-export function modelInfo(file: ModelFile, ctx?: number): ModelInfo {
+export function modelInfo(file: ModelFile, ctx?: number, kvType: 'f32' | 'f16' = 'f32'): ModelInfo {
   const arch = typeof file.meta.get('general.architecture') === 'string' ? (file.meta.get('general.architecture') as string) : null;
   let model: Model | null = null;
   let reason: string | undefined;
@@ -77,10 +78,10 @@ export function modelInfo(file: ModelFile, ctx?: number): ModelInfo {
   if (model) {
     const c = model.config;
     const n = ctx ?? c.nCtx;
-    const kvCacheBytes = c.nLayer * 2 * c.nHeadKv * c.headDim * n * 4;
+    const kvCacheBytes = c.nLayer * 2 * c.nHeadKv * c.headDim * n * (kvType === 'f16' ? 2 : 4);
     // Decode scratch: activations of one token plus the attention scores row and the logits.
     const scratchBytes = 4 * (4 * c.nEmbd + 4 * c.nHead * c.headDim + 3 * c.nFF + n + c.nVocab);
-    memory = { ctx: n, weightBytes: model.weightBytes, kvCacheBytes, scratchBytes, totalBytes: model.weightBytes + kvCacheBytes + scratchBytes };
+    memory = { ctx: n, kvType, weightBytes: model.weightBytes, kvCacheBytes, scratchBytes, totalBytes: model.weightBytes + kvCacheBytes + scratchBytes };
   }
   const name = m.get('general.name');
   return {
@@ -102,6 +103,7 @@ export function register(program: Command): void {
     .description('show a model\'s architecture, hyperparameters, tensors, tokenizer and memory needs')
     .option('-m, --model <path>', 'model file (GGUF or llama2.c checkpoint; default: the default model)')
     .option('--ctx <n>', 'context length for the memory estimate (default: the model\'s)')
+    .option('--kv-type <type>', 'KV cache element type for the memory estimate: f32 (default) or f16')
     .option('--json', 'print one JSON object')
     .action((flags: InfoFlags) => {
       let ctx: number | undefined;
@@ -109,7 +111,9 @@ export function register(program: Command): void {
         if (!/^\d+$/.test(flags.ctx) || Number(flags.ctx) <= 0) throw new InvalidOptionError(`--ctx must be a positive integer, got "${flags.ctx}"`);
         ctx = Number(flags.ctx);
       }
-      const info = modelInfo(openModelFile(resolveModelPath(flags.model)), ctx);
+      const kvType = flags.kvType ?? 'f32';
+      if (kvType !== 'f32' && kvType !== 'f16') throw new InvalidOptionError(`--kv-type must be "f32" or "f16", got "${kvType}"`);
+      const info = modelInfo(openModelFile(resolveModelPath(flags.model)), ctx, kvType);
       if (flags.json) { process.stdout.write(JSON.stringify(info) + '\n'); return; }
       const out: string[] = [];
       out.push(`file:          ${info.path} (${info.format}${info.format === 'gguf' ? ` v${info.ggufVersion}` : ''}, ${mib(info.fileBytes)})`);
@@ -125,7 +129,7 @@ export function register(program: Command): void {
       out.push(`chat template: ${tk.chatTemplate ? 'yes' : 'no'}`);
       if (info.memory) {
         const mm = info.memory;
-        out.push(`memory (ctx ${mm.ctx}): weights ${mib(mm.weightBytes)} + KV cache ${mib(mm.kvCacheBytes)} + scratch ${mib(mm.scratchBytes)} = ${mib(mm.totalBytes)}`);
+        out.push(`memory (ctx ${mm.ctx}): weights ${mib(mm.weightBytes)} + ${mm.kvType.toUpperCase()} KV cache ${mib(mm.kvCacheBytes)} + scratch ${mib(mm.scratchBytes)} = ${mib(mm.totalBytes)}`);
       }
       process.stdout.write(out.join('\n') + '\n');
     });

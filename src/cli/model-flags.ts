@@ -12,6 +12,12 @@ export interface ModelFlags {
   tokenizer?: string;
   threads?: number;
   backend?: 'wasm' | 'js';
+  kvType?: 'f32' | 'f16';
+}
+
+function parseKvType(v: string): 'f32' | 'f16' {
+  if (v !== 'f32' && v !== 'f16') throw new InvalidArgumentError(`expected "f32" or "f16", got "${v}"`);
+  return v;
 }
 
 function parseBackend(v: string): 'wasm' | 'js' {
@@ -25,13 +31,14 @@ function parseThreads(v: string): number {
   return n;
 }
 
-/** Add -m/--model, --tokenizer, --threads and --backend to a command. */
+/** Add -m/--model, --tokenizer, --threads, --backend and --kv-type to a command. */
 export function withModelFlags(cmd: Command): Command {
   return cmd
     .option('-m, --model <path>', 'GGUF file or llama2.c checkpoint (default: $TOKENLOOP_MODEL, then ../shared/models/stories260K/stories260K.bin)')
     .option('--tokenizer <file>', 'tokenizer file (default: the model\'s own; tok512.bin beside a llama2.c checkpoint)')
     .option('-t, --threads <n>', 'compute threads (default: the number of cores)', parseThreads)
-    .option('--backend <kind>', 'kernels: wasm (SIMD, default) or js (the TypeScript reference)', parseBackend);
+    .option('--backend <kind>', 'kernels: wasm (SIMD, default) or js (the TypeScript reference)', parseBackend)
+    .option('--kv-type <type>', 'KV cache element type: f32 (default, exact) or f16 (half the memory, faster decode)', parseKvType);
 }
 
 /** Load the model the flags name; `contextLength` is the context the command will use. */
@@ -41,6 +48,7 @@ export function loadFromFlags(flags: ModelFlags, contextLength?: number): Langua
     ...(flags.tokenizer !== undefined && { tokenizer: flags.tokenizer }),
     ...(flags.threads !== undefined && { threads: flags.threads }),
     ...(flags.backend !== undefined && { backend: flags.backend }),
+    ...(flags.kvType !== undefined && { kvType: flags.kvType }),
     ...(contextLength !== undefined && { contextLength }),
   });
 }

@@ -1,28 +1,51 @@
 /**
- * KV cache: per layer, the keys and values of every position seen so far.
+ * KV cache: per layer, the keys and values of every position seen so far, stored as f32 or as f16
+ * (half the memory and half the bytes attention reads per token; llama.cpp's default type).
  * Buffers are sized for the context actually requested (capacity), not the model's maximum.
  */
-import { ContextOverflowError } from '../errors.js';
+import { ContextOverflowError, InvalidOptionError } from '../errors.js';
+
+/** Element type of the cached keys and values. */
+export type KVCacheType = 'f32' | 'f16';
+
+/** One layer's keys or values: f32, or f16 bit patterns. */
+export type KVRows = Float32Array | Uint16Array;
+
+/** Where the per-layer buffers live (e.g. inside a WebAssembly memory, so kernels read them in place). */
+export interface KVAllocator {
+  f32(n: number): Float32Array;
+  f16(n: number): Uint16Array;
+}
+
+/** Checked KVCacheType from an option value. */
+export function parseKVCacheType(v: unknown): KVCacheType {
+  if (v !== 'f32' && v !== 'f16') throw new InvalidOptionError(`KV cache type must be "f32" or "f16", got ${JSON.stringify(v)}`);
+  return v;
+}
 
 export class KVCache {
   /** Keys per layer: (capacity, kvDim) row-major. */
-  readonly k: Float32Array[];
+  readonly k: KVRows[];
   /** Values per layer: (capacity, kvDim) row-major. */
-  readonly v: Float32Array[];
+  readonly v: KVRows[];
   private len = 0;
 
-  /** Allocator of the per-layer buffers (e.g. inside a WebAssembly memory); forks use it too. */
-  readonly alloc: ((n: number) => Float32Array) | undefined;
+  /** Allocator of the per-layer buffers; forks use it too. */
+  readonly alloc: KVAllocator | undefined;
+  /** Element type of k and v. */
+  readonly type: KVCacheType;
 
   /**
-   * `from`: copy its cached positions. `alloc`: where the buffers live (default: plain
-   * Float32Arrays; a compute backend passes one inside its memory so kernels read them in place).
+   * `from`: copy its cached positions (and take its type and allocator). `alloc`: where the
+   * buffers live (default: plain typed arrays). `type`: f32 (default) or f16.
    */
-  constructor(readonly nLayers: number, readonly kvDim: number, readonly capacity: number, from?: KVCache, alloc?: (n: number) => Float32Array) {
+  constructor(readonly nLayers: number, readonly kvDim: number, readonly capacity: number, from?: KVCache, alloc?: KVAllocator, type?: KVCacheType) {
     this.k = [];
     this.v = [];
     this.alloc = alloc ?? from?.alloc;
-    const make = this.alloc ?? ((n: number) => new Float32Array(n));
+    this.type = parseKVCacheType(type ?? from?.type ?? 'f32');
+    const a = this.alloc;
+    const make = this.type === 'f16' ? (n: number): KVRows => (a ? a.f16(n) : new Uint16Array(n)) : (n: number): KVRows => (a ? a.f32(n) : new Float32Array(n));
     for (let l = 0; l < nLayers; l++) {
       this.k.push(make(capacity * kvDim));
       this.v.push(make(capacity * kvDim));
@@ -40,11 +63,14 @@ export class KVCache {
   /** Number of cached positions. */
   get length(): number { return this.len; }
 
+  /** Bytes per cached value (4 for f32, 2 for f16). */
+  get elementBytes(): number { return this.type === 'f16' ? 2 : 4; }
+
   /** Bytes holding cached positions (K and V, all layers). */
-  get bytes(): number { return this.len * this.kvDim * 2 * this.nLayers * 4; }
+  get bytes(): number { return this.len * this.kvDim * 2 * this.nLayers * this.elementBytes; }
 
   /** Bytes allocated for the full capacity. */
-  get capacityBytes(): number { return this.capacity * this.kvDim * 2 * this.nLayers * 4; }
+  get capacityBytes(): number { return this.capacity * this.kvDim * 2 * this.nLayers * this.elementBytes; }
 
   /** Throws unless `n` more positions fit. */
   ensureRoom(n: number): void {
@@ -73,7 +99,7 @@ export class KVCache {
 
   /** Copy the cached positions of `other` into this cache (same shape), replacing its contents. */
   copyFrom(other: KVCache): void {
-    if (other.nLayers !== this.nLayers || other.kvDim !== this.kvDim || other.len > this.capacity) throw new RangeError('cache shapes differ');
+    if (other.nLayers !== this.nLayers || other.kvDim !== this.kvDim || other.type !== this.type || other.len > this.capacity) throw new RangeError('cache shapes differ');
     const used = other.len * this.kvDim;
     for (let l = 0; l < this.nLayers; l++) {
       this.k[l]!.set(other.k[l]!.subarray(0, used));

@@ -16,6 +16,7 @@ import { qwen2 } from './families/qwen2.js';
 import { qwen3 } from './families/qwen3.js';
 import { stablelm } from './families/stablelm.js';
 import { starcoder2 } from './families/starcoder2.js';
+import type { KVCacheType } from '../kv/cache.js';
 import type { Model } from './model.js';
 import type { SpecOptions } from './standard.js';
 import { TransformerModel } from './transformer.js';
@@ -23,7 +24,12 @@ import { TransformerModel } from './transformer.js';
 const FAMILIES: Family[] = [llama, qwen2, qwen3, gemma, gemma2, phi3, gpt2, stablelm, starcoder2, olmo2, internlm2];
 
 /** Options for loadModel: spec options plus the kernel backend ('wasm' default, or env TOKENLOOP_BACKEND) and threads. */
-export type LoadModelOptions = SpecOptions & { backend?: 'wasm' | 'js'; threads?: number };
+export type LoadModelOptions = SpecOptions & {
+  backend?: 'wasm' | 'js';
+  threads?: number;
+  /** Element type of the KV caches the model creates: 'f32' (default, exact) or 'f16' (half the memory, faster decode). */
+  kvType?: KVCacheType;
+};
 
 /** Architectures loadModel accepts. */
 export function supportedArchitectures(): string[] {
@@ -38,5 +44,5 @@ export function loadModel(file: ModelFile, opts: LoadModelOptions = {}): Model {
   const fam = FAMILIES.find((f) => f.architectures.includes(arch));
   if (!fam) throw new UnsupportedError(`unsupported architecture "${arch}" (supported: ${supportedArchitectures().join(', ')})`);
   const { spec, bytes } = fam.build(file, arch, opts);
-  return new TransformerModel(spec, bytes, { backend: opts.backend, threads: opts.threads });
+  return new TransformerModel(spec, bytes, { backend: opts.backend, threads: opts.threads, kvType: opts.kvType });
 }

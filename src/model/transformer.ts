@@ -6,7 +6,8 @@
  * batch arrives, so decoding allocates nothing but the returned logits.
  */
 import { ContextOverflowError, InvalidOptionError } from '../errors.js';
-import { KVCache } from '../kv/cache.js';
+import { KVCache, parseKVCacheType, type KVCacheType, type KVRows } from '../kv/cache.js';
+import { f32ToF16 } from '../format/dtypes.js';
 import { geluF16, gelu, silu, softcap } from './kernels/activations.js';
 import { attention, type AttentionShape } from './kernels/attention.js';
 import './kernels/quant/register.js';
@@ -49,7 +50,11 @@ export class TransformerModel implements Model {
    */
   private readonly wasm: WasmBackend | null;
 
-  constructor(readonly spec: TransformerSpec, weightBytes: number, kernels: { backend?: BackendName; threads?: number } = {}) {
+  /** Element type of the caches createCache makes (f32 by default; f16 halves their memory). */
+  readonly kvType: KVCacheType;
+
+  constructor(readonly spec: TransformerSpec, weightBytes: number, kernels: { backend?: BackendName; threads?: number; kvType?: KVCacheType } = {}) {
+    this.kvType = parseKVCacheType(kernels.kvType ?? 'f32');
     const sel = selectMatmul(kernels);
     this.backend = sel.name;
     this.mm = sel.matmul;
@@ -72,7 +77,8 @@ export class TransformerModel implements Model {
     if (maxTokens > this.config.nCtx) {
       throw new ContextOverflowError(`requested context of ${maxTokens} tokens exceeds the model's context length ${this.config.nCtx}`);
     }
-    return new KVCache(this.config.nLayer, this.kvDim, maxTokens, undefined, this.wasm?.heap.f32Managed);
+    const heap = this.wasm?.heap;
+    return new KVCache(this.config.nLayer, this.kvDim, maxTokens, undefined, heap && { f32: heap.f32Managed, f16: heap.u16Managed }, this.kvType);
   }
 
   /**
@@ -154,8 +160,8 @@ export class TransformerModel implements Model {
         }
       }
       const kc = cache.k[l]!, vc = cache.v[l]!;
-      kc.set(k.subarray(0, nT * kvDim), pos0 * kvDim);
-      vc.set(v.subarray(0, nT * kvDim), pos0 * kvDim);
+      this.storeKV(kc, k, pos0 * kvDim, nT * kvDim);
+      this.storeKV(vc, v, pos0 * kvDim, nT * kvDim);
       const sh = this.shapes[l]!;
       const wasm = this.wasm;
       if (wasm && sh.window === 0 && sh.softcap === 0 && wasm.heap.owns(kc) && wasm.heap.owns(vc)) {
@@ -214,6 +220,13 @@ export class TransformerModel implements Model {
     else for (let i = 0; i < n; i++) x[i] = x[i]! + y[i]!;
   }
 
+  /** dst[off..off+n) = src[0..n), converted to f16 bits for an f16 cache (round to nearest even). */
+  private storeKV(dst: KVRows, src: Float32Array, off: number, n: number): void {
+    if (dst instanceof Float32Array) dst.set(src.subarray(0, n), off);
+    else if (this.wasm) this.wasm.storeHalf(dst, off, src, 0, n);
+    else for (let i = 0; i < n; i++) dst[off + i] = f32ToF16(src[i]!);
+  }
+
   /** normRows for the model-width norms (attention/FFN input, output): RMSNorm rows in wasm when the backend is. */
   private layerNorm(dst: Float32Array, src: Float32Array, nw: NormWeights, n: number, rows: number): void {
     const be = this.wasm;
@@ -256,12 +269,12 @@ function addBias(buf: Float32Array, b: Float32Array | null, n: number, nT: numbe
 
 /**
  * Give the wasm backend the matmul weights for its row-interleaved decode layout
- * (WasmBackend.interleave). A token embedding tied to the output projection is interleaved too
+ * (WasmBackend.interleave, done on each weight's first matmul). A token embedding tied to the output projection is interleaved too
  * and its rows are then read through WasmBackend.readRow; position embeddings are never matmul
  * weights.
  */
 function interleaveMatmulWeights(be: WasmBackend, spec: TransformerSpec): void {
   const ws = [spec.output];
   for (const L of spec.layers) ws.push(...[L.wq, L.wk, L.wv, L.wqkv, L.wo, L.ffnGate, L.ffnUp, L.ffnDown].filter((w): w is Weight => w !== null));
-  for (const w of ws) if (w.data !== spec.posEmbd?.data) be.interleave(w);
+  for (const w of ws) if (w.data !== spec.posEmbd?.data) be.interleaveOnFirstUse(w);
 }

@@ -5,7 +5,17 @@
  * soft-capping (Gemma 2: s ← cap·tanh(s/cap)). Softmax runs in f32 storage, double arithmetic.
  */
 
+import { F16_TABLE } from '../../format/dtypes.js';
+
 let acc = new Float64Array(0);
+let kHalf: Float32Array = new Float32Array(0), vHalf: Float32Array = new Float32Array(0);
+
+/** The first n values of an f16 cache as f32 (into a reused buffer). */
+function fromHalf(src: Uint16Array, n: number, buf: Float32Array): Float32Array {
+  const out = buf.length >= n ? buf : new Float32Array(Math.max(n, 2 * buf.length));
+  for (let i = 0; i < n; i++) out[i] = F16_TABLE[src[i]!]!;
+  return out;
+}
 
 /** Shapes and options of one attention call. */
 export interface AttentionShape {
@@ -23,13 +33,17 @@ export interface AttentionShape {
 /**
  * out (nTokens × nHead·headDim) = attention of q (nTokens × nHead·headDim) at positions
  * pos0.. over cached keys/values kc, vc ((capacity, nHeadKv·headDim) rows, rows 0..pos0+nTokens−1
- * filled). `scores` is scratch of at least pos0+nTokens floats.
+ * filled), f32 or f16 bits (an f16 cache is converted exactly). `scores` is scratch of at least
+ * pos0+nTokens floats.
  */
-export function attention(out: Float32Array, q: Float32Array, kc: Float32Array, vc: Float32Array,
+export function attention(out: Float32Array, q: Float32Array, kcIn: Float32Array | Uint16Array, vcIn: Float32Array | Uint16Array,
   pos0: number, nTokens: number, s: AttentionShape, scores: Float32Array): void {
   const { nHead, nHeadKv, headDim, scale, window, softcap } = s;
   const qDim = nHead * headDim;
   const kvDim = nHeadKv * headDim;
+  const used = (pos0 + nTokens) * kvDim;
+  const kc = kcIn instanceof Float32Array ? kcIn : (kHalf = fromHalf(kcIn, used, kHalf));
+  const vc = vcIn instanceof Float32Array ? vcIn : (vHalf = fromHalf(vcIn, used, vHalf));
   const group = nHead / nHeadKv;
   if (acc.length < headDim) acc = new Float64Array(headDim);
   const a = acc;

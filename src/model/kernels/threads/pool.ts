@@ -62,9 +62,9 @@ export class ThreadPool {
   }
 
   /** Attention (see the wasm `attention`), its heads claimed in chunks by all threads. */
-  attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number): void {
-    this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride], nHead, 1, (h0, h1) => {
-      this.k.attention(out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, h0, h1, scratch);
+  attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number, kvHalf: number): void {
+    this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf], nHead, 1, (h0, h1) => {
+      this.k.attention(out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, h0, h1, scratch, kvHalf);
     });
   }
 

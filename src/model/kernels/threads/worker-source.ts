@@ -36,7 +36,7 @@ for (;;) {
         k.matmul(F[0], F[1], F[2], F[3], F[4], F[5], F[6], F[7], F[8], F[9], r0, r1, F[10] + index * F[11]);
       } else if (op === 2) {
         const h0 = c * size, h1 = Math.min(F[6], h0 + size);
-        k.attention(F[0], F[1], F[2], F[3], F[4], F[5], F[6], F[7], F[8], F[9], h0, h1, F[10] + index * F[11]);
+        k.attention(F[0], F[1], F[2], F[3], F[4], F[5], F[6], F[7], F[8], F[9], h0, h1, F[10] + index * F[11], F[12]);
       }
     } catch (e) {
       Atomics.store(I, ERR, 1);

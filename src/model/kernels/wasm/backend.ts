@@ -71,6 +71,8 @@ export class WasmBackend {
   private readonly weightPtrs = new WeakMap<ArrayBufferView, number>();
   /** Weights whose wasm bytes were rearranged by interleaveRows (see interleave()). */
   private readonly interleaved = new WeakSet<ArrayBufferView>();
+  /** Weights to interleave on their first matmul (interleaveOnFirstUse). */
+  private readonly pending = new WeakMap<ArrayBufferView, MatrixWeight & { dims: readonly number[] }>();
   private readonly staging = new Map<string, { ptr: number; bytes: number }>();
   private scratch = { ptr: 0, stride: 0 };
   private readonly parallelMin: number;
@@ -130,6 +132,14 @@ export class WasmBackend {
     return true;
   }
 
+  /**
+   * interleave(w) deferred to w's first matmul: a model that is only inspected (tokenloop info)
+   * never copies or rearranges its weights.
+   */
+  interleaveOnFirstUse(w: MatrixWeight & { dims: readonly number[] }): void {
+    if (!this.interleaved.has(w.data)) this.pending.set(w.data, w);
+  }
+
   /** Whether matmul has a kernel for this weight type. */
   supports(type: GGMLType): boolean {
     return WASM_MATMUL_TYPES.has(type);
@@ -146,6 +156,8 @@ export class WasmBackend {
     const rb = this.kernels.rowBytes(w.type, nIn);
     if (w.data.byteLength < rb * nOut) throw new InvalidOptionError(`wasm backend: weight${w.name ? ` ${w.name}` : ''} holds ${w.data.byteLength} bytes, ${nOut}×${nIn} ${typeName(w.type)} needs ${rb * nOut}`);
     if (x.length < nIn * nTokens || out.length < nOut * nTokens) throw new InvalidOptionError('wasm backend: matmul x/out arrays are too short');
+    const later = this.pending.get(w.data);
+    if (later) { this.pending.delete(w.data); this.interleave(later); }
     const wp = this.weightPtr(w.data);
     const il = this.interleaved.has(w.data);
     const xp = this.input(x, 'x', nIn * nTokens);
@@ -231,22 +243,38 @@ export class WasmBackend {
   /**
    * Causal attention of nTok queries at positions start.. against caches k, v laid out
    * (position, nHeadKv·headDim) holding at least start + nTok positions; q, out (nTok, nHead·headDim).
+   * k and v are both f32, or both f16 bits (Uint16Array: an f16 KV cache).
    */
-  attention(out: Float32Array, q: Float32Array, k: Float32Array, v: Float32Array, nTok: number, start: number,
+  attention(out: Float32Array, q: Float32Array, k: Float32Array | Uint16Array, v: Float32Array | Uint16Array, nTok: number, start: number,
     nHead: number, nHeadKv: number, headDim: number, scale: number): void {
     if (nHead % nHeadKv !== 0) throw new InvalidOptionError(`attention: ${nHead} heads are not a multiple of ${nHeadKv} kv heads`);
+    const half = k instanceof Uint16Array;
+    if (half !== v instanceof Uint16Array) throw new InvalidOptionError('attention: k and v caches must have the same element type');
     const kvLen = (start + nTok) * nHeadKv * headDim;
     const qp = this.input(q, 'x', nTok * nHead * headDim);
-    const kp = this.input(k, 'k', kvLen), vp = this.input(v, 'v', kvLen);
+    const kp = this.inputAny(k, 'k', kvLen), vp = this.inputAny(v, 'v', kvLen);
     const op = this.output(out, 'out', nTok * nHead * headDim);
     // a single query keeps every head's scores (see the wasm attentionOne)
     this.ensureScratch((start + nTok) * 4 * (nTok === 1 ? nHead : 1));
     if (this.pool && nHead >= this.threads && (start + nTok) * nHead * headDim * nTok >= this.parallelMin) {
-      this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride);
+      this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride, half ? 1 : 0);
     } else {
-      this.kernels.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, 0, nHead, this.scratch.ptr);
+      this.kernels.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, 0, nHead, this.scratch.ptr, half ? 1 : 0);
     }
     this.finish(out, op, nTok * nHead * headDim);
+  }
+
+  /**
+   * dst[dOff..dOff+n) = f16 bits of src[sOff..sOff+n), rounded to nearest even (the f16 KV cache
+   * write; bit-identical to format/dtypes.ts f32ToF16).
+   */
+  storeHalf(dst: Uint16Array, dOff: number, src: Float32Array, sOff: number, n: number): void {
+    if (dOff + n > dst.length) throw new InvalidOptionError(`wasm backend: array of ${dst.length} values is too short for ${dOff}+${n}`);
+    const sp = this.input(src, 'x', n, sOff);
+    const owned = this.heap.owns(dst);
+    const dp = owned ? dst.byteOffset + dOff * 2 : this.stage('half.out', n * 2);
+    this.kernels.storeHalf(dp, sp, n);
+    if (!owned) dst.set(new Uint16Array(this.heap.memory.buffer, dp, n), dOff);
   }
 
   /** Stop the worker threads (the process also exits without this: workers are unref'd). */
@@ -271,6 +299,16 @@ export class WasmBackend {
     if (this.heap.owns(a)) return a.byteOffset + off * 4;
     const p = this.stage(role, n * 4);
     new Float32Array(this.heap.memory.buffer, p, n).set(a.subarray(off, off + n));
+    return p;
+  }
+
+  /** input() for f32 or u16 (f16 bits) arrays. */
+  private inputAny(a: Float32Array | Uint16Array, role: string, n: number): number {
+    if (a instanceof Float32Array) return this.input(a, role, n);
+    if (n > a.length) throw new InvalidOptionError(`wasm backend: array of ${a.length} values is too short for ${n}`);
+    if (this.heap.owns(a)) return a.byteOffset;
+    const p = this.stage(role, n * 2);
+    new Uint16Array(this.heap.memory.buffer, p, n).set(a.subarray(0, n));
     return p;
   }
 

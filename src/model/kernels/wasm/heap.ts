@@ -73,6 +73,16 @@ export class WasmHeap {
     return a;
   };
 
+  /** f32Managed for f16 storage: a zeroed Uint16Array of n values (an f16 KV cache). */
+  u16Managed = (n: number): Uint16Array => {
+    const bytes = Math.ceil(n / 2) * 4;
+    const ptr = this.freeBlocks.get(bytes)?.pop() ?? this.alloc(bytes);
+    const a = new Uint16Array(this.buffer(), ptr, n);
+    a.fill(0);
+    this.registry.register(a, { ptr, bytes });
+    return a;
+  };
+
   /** A fresh Uint8Array of `bytes` inside the memory (e.g. openModelFile's `allocate`: weights land here, never copied). */
   allocate = (bytes: number): Uint8Array => {
     const p = this.alloc(bytes);

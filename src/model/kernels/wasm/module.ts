@@ -49,7 +49,10 @@ export interface KernelExports {
   add(out: number, a: number, b: number, n: number): void;
   gelu(out: number, x: number, n: number): void;
   rope(x: number, nHeads: number, headDim: number, ropeDim: number, pos: number, base: number, neox: number): void;
-  attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, h0: number, h1: number, scores: number): void;
+  /** kvHalf 1: k and v hold f16 bits (an f16 KV cache). */
+  attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, h0: number, h1: number, scores: number, kvHalf: number): void;
+  /** dst (u16) = f16 bits of n f32 at src, round to nearest even (the f16 KV cache write). */
+  storeHalf(dst: number, src: number, n: number): void;
 }
 
 const cached = new Map<KernelVariant, WasmModule>();

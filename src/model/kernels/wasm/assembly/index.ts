@@ -8,7 +8,8 @@ import { rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
 import { chunkBytes, gatherRow } from './interleave';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
-export { rmsnorm, softmax, swiglu, gelu, rope, attention, add } from './ops';
+export { rmsnorm, softmax, swiglu, gelu, rope, add } from './ops';
+export { attention, storeHalf } from './attention';
 export { chunkBytes, interleaveRows, gatherRow } from './interleave';
 
 /** Flag or-ed into matmul's `type`: the weight's row groups are interleaved (rows4.ts). */
