@@ -114,6 +114,21 @@ test('a decode row has the same value whichever group, trailing position or row 
   one.matmul(full, wi, x, nIn, nOut, 1);
   one.kernels.matmul(GGMLType.F32 | 0x100, cut.byteOffset, hw.byteOffset, x.byteOffset, 0, 0, 0, nIn, nOut, 1, 1, 7, 0);
   assert.deepEqual(cut.subarray(1, 7), full.subarray(1, 7));
+  // the same cut for three tokens (prefill): rows outside whole groups take the row-at-a-time path
+  const x3 = one.heap.f32(3 * nIn); x3.set(randF32(rng, 3 * nIn));
+  const full3 = one.heap.f32(3 * nOut), cut3 = one.heap.f32(3 * nOut);
+  one.matmul(full3, wi, x3, nIn, nOut, 3);
+  const scratch = one.heap.allocate(nIn * 16 + nIn * 4);
+  one.kernels.matmul(GGMLType.F32 | 0x100, cut3.byteOffset, hw.byteOffset, x3.byteOffset, 0, 0, 0, nIn, nOut, 3, 1, 7, scratch.byteOffset);
+  const { y, mag } = refMatmul(w.data as Float32Array, x3, nIn, nOut, 3);
+  for (let t = 0; t < 3; t++) {
+    for (let r = 1; r < 7; r++) {
+      const i = t * nOut + r;
+      assert.ok(Math.abs(cut3[i]! - y[i]!) <= REL_TOL * mag[i]!, `prefill cut [t${t} r${r}]: ${cut3[i]} vs ${y[i]}`);
+      assert.ok(Math.abs(full3[i]! - y[i]!) <= REL_TOL * mag[i]!, `prefill full [t${t} r${r}]: ${full3[i]} vs ${y[i]}`);
+    }
+    assert.equal(cut3[t * nOut], 0); assert.equal(cut3[t * nOut + 7], 0);
+  }
 });
 
 test('interleave leaves other types, short matrices and ragged rows alone; heap-owned weights are rearranged in place', () => {

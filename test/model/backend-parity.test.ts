@@ -25,6 +25,11 @@ const LOGIT_TOL = 1e-4;
  * GELU inputs, which grows to ~4.5e-4 at the logits; with exact tanh-GELU it is ~1.2e-6.
  */
 const GELU_TABLE_DEEP_TOL = 1e-3;
+/**
+ * gpt2 with the F16 GELU table: the same flips (the wasm f32 GEMM and the JS f64-accumulating
+ * reference round differently at ~1e-7) reach ~2.4e-4; with exact GELU it stays within LOGIT_TOL.
+ */
+const GELU_TABLE_TOL = 5e-4;
 const STEPS = 16;
 const BACKENDS: LoadModelOptions[] = [{ backend: 'wasm', threads: 1 }, { backend: 'wasm', threads: 2 }];
 
@@ -75,8 +80,10 @@ for (const arch of ARCHS) {
     const file = openModelFile(sharedPath('reference', 'architectures', `${arch}.gguf`));
     // gemma2's greedy continuation has top-2 margins below 2e-4 from step 9 on: fewer steps compare.
     if (arch === 'gemma2') checkParity(arch, file, ref.tokens, GELU_TABLE_DEEP_TOL, {}, 4);
+    else if (arch === 'gpt2') checkParity(arch, file, ref.tokens, GELU_TABLE_TOL);
     else checkParity(arch, file, ref.tokens);
     if (arch === 'gemma2') checkParity(`${arch} exactGelu`, file, ref.tokens, LOGIT_TOL, { exactGelu: true }, 4);
+    if (arch === 'gpt2') checkParity(`${arch} exactGelu`, file, ref.tokens, LOGIT_TOL, { exactGelu: true });
   });
 }
 

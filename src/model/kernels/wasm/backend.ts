@@ -179,8 +179,9 @@ export class WasmBackend {
       xq = this.stage('xq', nIn * 4);
       if (!this.kernels.scaleHalfX(xq, xp, nIn)) xq = 0;
     } else if (nTokens > 1) this.ensureScratch(nIn * 4);
-    // interleaved rows read outside the decode kernels are copied to GGUF order after the f32 row
-    if (il) this.ensureScratch(nIn * 4 + rb);
+    // interleaved rows read outside the decode kernels are copied to GGUF order after the f32 row;
+    // f16 prefill converts a whole group (four rows) to f32 first
+    if (il) this.ensureScratch(Math.max(nIn * 4 + rb, nIn * 16));
     const typeFlags = il ? w.type | INTERLEAVED_FLAG : w.type;
     if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
       this.pool.matmul(typeFlags, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);

@@ -4,7 +4,7 @@ import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows
 import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotRowQ, dotRowQx4, hasIntDot, rowQ4_0x4r } from './q8';
 import { F32, Q4_0, Q8_0 } from './rows';
-import { rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
+import { group4x2F32, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
 import { chunkBytes, gatherRow } from './interleave';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
@@ -102,9 +102,49 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotRow(type, rowAt(w, r, rb, cb, n4, gbuf), x, xs, nIn));
     return;
   }
+  if (cb != 0 && (type == F32 || type == F16)) {
+    // whole interleaved groups inside [r0, r1): 4-row × 2-token register tiles (rows4.ts)
+    const g0 = min((r0 + 3) & ~3, r1), g1 = max(g0, min(r1, n4) & ~3);
+    prefillGroups(type, out, w, x, rb, cb, nIn, nOut, nTok, g0, g1, scratch);
+    prefillRows(type, out, w, x, rb, cb, n4, gbuf, scratch, nIn, nOut, nTok, r0, g0);
+    prefillRows(type, out, w, x, rb, cb, n4, gbuf, scratch, nIn, nOut, nTok, g1, r1);
+    return;
+  }
+  prefillRows(type, out, w, x, rb, cb, n4, gbuf, scratch, nIn, nOut, nTok, r0, r1);
+}
+
+/**
+ * Prefill of rows [g0, g1) (whole interleaved f32/f16 groups): per tile of TILE tokens, each group
+ * (f16: first converted chunk by chunk into `scratch`, keeping the interleaving) against token
+ * pairs with group4x2F32, an odd last token with rows4F32.
+ */
+function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, nIn: i32, nOut: i32, nTok: i32, g0: i32, g1: i32, scratch: usize): void {
+  const xb = <usize>nIn << 2, os = <usize>nOut << 2;
   for (let t0 = 0; t0 < nTok; t0 += TILE) {
     const t1 = min(nTok, t0 + TILE);
-    for (let r = r0; r < r1; r++) {
+    for (let g = g0; g < g1; g += 4) {
+      let grp = w + <usize>g * rb;
+      if (type == F16) { dequantRow(F16, grp, scratch, nIn << 2); grp = scratch; }
+      let t = t0;
+      for (; t + 2 <= t1; t += 2) group4x2F32(grp, x + <usize>t * xb, xb, nIn, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
+      if (t < t1) v128.store(out + ((<usize>t * <usize>nOut + <usize>g) << 2), rows4F32(grp, 64, 256, x + <usize>t * xb, nIn));
+    }
+  }
+}
+
+/** Prefill of rows [ra, rz) one row at a time (dequantized into `scratch` unless f32). */
+function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, n4: i32, gbuf: usize, scratch: usize,
+  nIn: i32, nOut: i32, nTok: i32, ra: i32, rz: i32): void {
+  const xb = <usize>nIn << 2;
+  for (let t0 = 0; t0 < nTok; t0 += TILE) {
+    const t1 = min(nTok, t0 + TILE);
+    for (let r = ra; r < rz; r++) {
+      if (type == F32 && cb != 0 && r >= n4) {
+        // a trailing row of an interleaved f32 matrix: the decode kernel's steps (rows4F32, lane 0)
+        const row = w + <usize>r * rb;
+        for (let t = t0; t < t1; t++) v128.store32_lane(out + ((<usize>t * <usize>nOut + <usize>r) << 2), rows4F32(row, 0, 64, x + <usize>t * xb, nIn), 0);
+        continue;
+      }
       // f32 rows of an interleaved group are read in place (16-value chunks 256 bytes apart)
       let row: usize, cs: usize = 64;
       if (type == F32 && cb != 0 && r < n4) { row = rowIn(w, r, rb, cb, n4); cs = 256; }

@@ -24,52 +24,44 @@ const C4 = memory.data<u16>([
 ], 16);
 
 /**
- * Four f32 rows of n values (n a multiple of 16; a chunk is 16 values) · x. Two accumulators per
- * row (chained FMAs on one accumulator would wait on each other); each row sums in f32x4 like
- * llama.cpp's f32 dot.
+ * Four f32 rows of n values (n a multiple of 16; a chunk is 16 values) · x. One accumulator per
+ * row, multiply-adds in element order: lane for lane the steps of the prefill tile group4x2F32,
+ * so a token's logits are the same bits whether it was decoded or prefilled. (Decode is bound
+ * by memory, so the single dependency chain per row costs nothing measurable.)
  */
 export function rows4F32(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128 {
-  let a0 = f32x4.splat(0), b0 = f32x4.splat(0), a1 = f32x4.splat(0), b1 = f32x4.splat(0);
-  let a2 = f32x4.splat(0), b2 = f32x4.splat(0), a3 = f32x4.splat(0), b3 = f32x4.splat(0);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let i = 0; i < n; i += 16) {
     const xo = x + (<usize>i << 2);
     const p0 = w + <usize>(i >> 4) * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
-    const x0 = v128.load(xo), x1 = v128.load(xo, 16), x2 = v128.load(xo, 32), x3 = v128.load(xo, 48);
-    a0 = madd(v128.load(p0), x0, a0); b0 = madd(v128.load(p0, 16), x1, b0);
-    a0 = madd(v128.load(p0, 32), x2, a0); b0 = madd(v128.load(p0, 48), x3, b0);
-    a1 = madd(v128.load(p1), x0, a1); b1 = madd(v128.load(p1, 16), x1, b1);
-    a1 = madd(v128.load(p1, 32), x2, a1); b1 = madd(v128.load(p1, 48), x3, b1);
-    a2 = madd(v128.load(p2), x0, a2); b2 = madd(v128.load(p2, 16), x1, b2);
-    a2 = madd(v128.load(p2, 32), x2, a2); b2 = madd(v128.load(p2, 48), x3, b2);
-    a3 = madd(v128.load(p3), x0, a3); b3 = madd(v128.load(p3, 16), x1, b3);
-    a3 = madd(v128.load(p3, 32), x2, a3); b3 = madd(v128.load(p3, 48), x3, b3);
+    for (let s: usize = 0; s < 64; s += 16) {
+      const u = v128.load(xo + s);
+      a0 = madd(v128.load(p0 + s), u, a0); a1 = madd(v128.load(p1 + s), u, a1);
+      a2 = madd(v128.load(p2 + s), u, a2); a3 = madd(v128.load(p3 + s), u, a3);
+    }
   }
-  return sums4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
+  return sums4(a0, a1, a2, a3);
 }
 
 /**
  * Four f16 rows of n values (n a multiple of 16; a chunk is 16 halves) · x, with x pre-multiplied
  * by 2^112 (rows.ts scaleHalfX): each half is sign-extended, shifted into f32 position and masked,
- * and the 2^112 scale of x undoes the exponent offset (exact, see rows.ts dotHalfScaled).
+ * and the 2^112 scale of x undoes the exponent offset exactly, so every product equals w·x and
+ * the steps are those of rows4F32 (and of the f16 prefill, which converts a group to f32 first).
  */
 export function rows4Half(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128 {
   const mask = v128.load(C4, 32);
-  let a0 = f32x4.splat(0), b0 = f32x4.splat(0), a1 = f32x4.splat(0), b1 = f32x4.splat(0);
-  let a2 = f32x4.splat(0), b2 = f32x4.splat(0), a3 = f32x4.splat(0), b3 = f32x4.splat(0);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let i = 0; i < n; i += 16) {
     const xo = x + (<usize>i << 2);
     const p0 = w + <usize>(i >> 4) * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
-    const x0 = v128.load(xo), x1 = v128.load(xo, 16), x2 = v128.load(xo, 32), x3 = v128.load(xo, 48);
-    a0 = madd(h4(p0, mask), x0, a0); b0 = madd(h4(p0 + 8, mask), x1, b0);
-    a0 = madd(h4(p0 + 16, mask), x2, a0); b0 = madd(h4(p0 + 24, mask), x3, b0);
-    a1 = madd(h4(p1, mask), x0, a1); b1 = madd(h4(p1 + 8, mask), x1, b1);
-    a1 = madd(h4(p1 + 16, mask), x2, a1); b1 = madd(h4(p1 + 24, mask), x3, b1);
-    a2 = madd(h4(p2, mask), x0, a2); b2 = madd(h4(p2 + 8, mask), x1, b2);
-    a2 = madd(h4(p2 + 16, mask), x2, a2); b2 = madd(h4(p2 + 24, mask), x3, b2);
-    a3 = madd(h4(p3, mask), x0, a3); b3 = madd(h4(p3 + 8, mask), x1, b3);
-    a3 = madd(h4(p3 + 16, mask), x2, a3); b3 = madd(h4(p3 + 24, mask), x3, b3);
+    for (let s: usize = 0; s < 32; s += 8) {
+      const u = v128.load(xo + (s << 1));
+      a0 = madd(h4(p0 + s, mask), u, a0); a1 = madd(h4(p1 + s, mask), u, a1);
+      a2 = madd(h4(p2 + s, mask), u, a2); a3 = madd(h4(p3 + s, mask), u, a3);
+    }
   }
-  return sums4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
+  return sums4(a0, a1, a2, a3);
 }
 
 /** Four halves at p as f32 bit patterns scaled by 2^−112 (sign kept, exponent offset by −112). */
@@ -199,4 +191,28 @@ export function rows4Q4_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
   const t0 = f32x4.add(v128.shuffle<f32>(a, b, 0, 1, 4, 5), v128.shuffle<f32>(a, b, 2, 3, 6, 7));
   const t1 = f32x4.add(v128.shuffle<f32>(c, d, 0, 1, 4, 5), v128.shuffle<f32>(c, d, 2, 3, 6, 7));
   return f32x4.add(v128.shuffle<f32>(t0, t1, 0, 2, 4, 6), v128.shuffle<f32>(t0, t1, 1, 3, 5, 7));
+}
+
+/**
+ * Prefill: one interleaved f32 group (four rows, 16-value chunks, row j of chunk c at
+ * w + (4c + j)·64) against two tokens' activations (x and x + xs), n a multiple of 16. Register
+ * tile of 4 rows × 2 tokens: per four values, four weight vectors and two activation vectors feed
+ * eight multiply-adds (eight independent accumulators), so loads no longer bound the loop.
+ * Stores lanes = rows: token 0 at out, token 1 at out + os. Each (row, token) takes the steps of
+ * rows4F32.
+ */
+export function group4x2F32(w: usize, x: usize, xs: usize, n: i32, out: usize, os: usize): void {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+  for (let i = 0; i < n; i += 16) {
+    const c = w + (<usize>i << 4), xo = x + (<usize>i << 2);
+    for (let s: usize = 0; s < 64; s += 16) {
+      const u = v128.load(xo + s), v = v128.load(xo + xs + s);
+      const w0 = v128.load(c + s), w1 = v128.load(c + s, 64), w2 = v128.load(c + s, 128), w3 = v128.load(c + s, 192);
+      a0 = madd(w0, u, a0); a1 = madd(w1, u, a1); a2 = madd(w2, u, a2); a3 = madd(w3, u, a3);
+      b0 = madd(w0, v, b0); b1 = madd(w1, v, b1); b2 = madd(w2, v, b2); b3 = madd(w3, v, b3);
+    }
+  }
+  v128.store(out, sums4(a0, a1, a2, a3));
+  v128.store(out + os, sums4(b0, b1, b2, b3));
 }
