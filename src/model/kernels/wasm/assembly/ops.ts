@@ -25,21 +25,27 @@ export function rmsnorm(out: usize, x: usize, w: usize, n: i32, eps: f32): void 
   }
 }
 
-/**
- * In-place softmax of n f32 at x (max-subtracted). The exponentials stay scalar (musl's expf, below
- * 1 ulp): attention feeds them and the GPT-2 reference check amplifies 1-ulp differences (its
- * emulated F16 GELU table flips roundings), while the vector max and scaling are exact.
- */
+/** In-place softmax of n f32 at x (max-subtracted; vector exp, see simd.ts exp4). */
 export function softmax(x: usize, n: i32): void {
   let m4 = f32x4.splat(-Infinity);
   let i = 0;
   for (; i + 4 <= n; i += 4) m4 = f32x4.max(m4, v128.load(x + (<usize>i << 2)));
   let mx: f32 = max(max(f32x4.extract_lane(m4, 0), f32x4.extract_lane(m4, 1)), max(f32x4.extract_lane(m4, 2), f32x4.extract_lane(m4, 3)));
   for (; i < n; i++) mx = max(mx, load<f32>(x + (<usize>i << 2)));
-  let sum: f32 = 0;
-  for (i = 0; i < n; i++) {
-    const e = Mathf.exp(load<f32>(x + (<usize>i << 2)) - mx);
-    store<f32>(x + (<usize>i << 2), e);
+  const mv = f32x4.splat(mx);
+  let s4 = f32x4.splat(0);
+  i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const p = x + (<usize>i << 2);
+    const e = exp4(f32x4.sub(v128.load(p), mv));
+    v128.store(p, e);
+    s4 = f32x4.add(s4, e);
+  }
+  let sum: f32 = (f32x4.extract_lane(s4, 0) + f32x4.extract_lane(s4, 1)) + (f32x4.extract_lane(s4, 2) + f32x4.extract_lane(s4, 3));
+  for (; i < n; i++) {
+    const p = x + (<usize>i << 2);
+    const e = f32x4.extract_lane(exp4(f32x4.splat(load<f32>(p) - mx)), 0);
+    store<f32>(p, e);
     sum += e;
   }
   const inv = f32x4.splat(1 / sum);
