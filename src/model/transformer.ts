@@ -269,12 +269,12 @@ function addBias(buf: Float32Array, b: Float32Array | null, n: number, nT: numbe
 
 /**
  * Give the wasm backend the matmul weights for its row-interleaved decode layout
- * (WasmBackend.interleave, done on each weight's first matmul). A token embedding tied to the output projection is interleaved too
- * and its rows are then read through WasmBackend.readRow; position embeddings are never matmul
- * weights.
+ * (WasmBackend.interleaveWhenUsed: at load for weights read into its memory, else at first use).
+ * A token embedding tied to the output projection is interleaved too and its rows are then read
+ * through WasmBackend.readRow; position embeddings are never matmul weights.
  */
 function interleaveMatmulWeights(be: WasmBackend, spec: TransformerSpec): void {
   const ws = [spec.output];
   for (const L of spec.layers) ws.push(...[L.wq, L.wk, L.wv, L.wqkv, L.wo, L.ffnGate, L.ffnUp, L.ffnDown].filter((w): w is Weight => w !== null));
-  for (const w of ws) if (w.data !== spec.posEmbd?.data) be.interleaveOnFirstUse(w);
+  for (const w of ws) if (w.data !== spec.posEmbd?.data) be.interleaveWhenUsed(w);
 }

@@ -81,3 +81,16 @@ test('generate: --threads and --backend give the same greedy tokens; -c bounds t
     assert.match(r.stderr, re);
   }
 });
+
+test('generate --kv-type f16: half the cache bytes, the same greedy text on the default model; bad values are named', { skip }, () => {
+  const a = JSON.parse(runCli(['generate', '--json', '--temperature', '0', '-n', '24', 'Once upon a time']).stdout);
+  const r = runCli(['generate', '--json', '--kv-type', 'f16', '--temperature', '0', '-n', '24', 'Once upon a time']);
+  assert.equal(r.code, 0, r.stderr);
+  const b = JSON.parse(r.stdout);
+  assert.equal(b.cache.length, a.cache.length);
+  assert.equal(b.cache.bytes * 2, a.cache.bytes);
+  assert.equal(b.text, a.text);
+  const bad = runCli(['generate', '--kv-type', 'q4', 'x']);
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /--kv-type.*expected "f32" or "f16", got "q4"/);
+});

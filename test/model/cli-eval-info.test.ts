@@ -63,7 +63,14 @@ test('info --json: architecture, hyperparameters, tensors, tokenizer, memory for
   assert.equal(j.tokenizer.chatTemplate, false);
   // 26 layers × (K + V) × 2 KV heads × 16 dims × 64 positions × 4 bytes.
   assert.equal(j.memory.kvCacheBytes, 26 * 2 * 32 * 64 * 4);
+  assert.equal(j.memory.kvType, 'f32');
   assert.ok(j.memory.totalBytes > j.memory.weightBytes + j.memory.kvCacheBytes);
+  const h = JSON.parse((await run(['info', '-m', sharedPath('reference', 'architectures', 'gemma2.gguf'), '--ctx', '64', '--kv-type', 'f16', '--json'])).out);
+  assert.equal(h.memory.kvType, 'f16');
+  assert.equal(h.memory.kvCacheBytes, 26 * 2 * 32 * 64 * 2);
+  const bad = await run(['info', '-m', LLAMA, '--kv-type', 'int4']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /--kv-type must be "f32" or "f16", got "int4"/);
 });
 
 test('info (text) on the llama2.c checkpoint, and a bad --ctx', { skip: needsShared() }, async () => {

@@ -133,11 +133,14 @@ export class WasmBackend {
   }
 
   /**
-   * interleave(w) deferred to w's first matmul: a model that is only inspected (tokenloop info)
-   * never copies or rearranges its weights.
+   * interleave(w) now when w's bytes already live in this memory (rearranged in place: part of
+   * loading), else on w's first matmul (a model that is only inspected, like tokenloop info on a
+   * plain buffer, never copies its weights).
    */
-  interleaveOnFirstUse(w: MatrixWeight & { dims: readonly number[] }): void {
-    if (!this.interleaved.has(w.data)) this.pending.set(w.data, w);
+  interleaveWhenUsed(w: MatrixWeight & { dims: readonly number[] }): void {
+    if (this.interleaved.has(w.data)) return;
+    if (this.heap.owns(w.data)) this.interleave(w);
+    else this.pending.set(w.data, w);
   }
 
   /** Whether matmul has a kernel for this weight type. */
