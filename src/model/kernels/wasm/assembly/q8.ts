@@ -3,7 +3,7 @@
 // blocks with one f32 scale each (Q8_0-style: d = amax/127, q = round(x/d)), stored pre-widened
 // to i16 so that every weight block is one run of i32x4.dot_i16x8_s; the weight and activation
 // scales are applied once per block. Weight block layouts: ggml-common.h (block_q4_0 … block_q6_k).
-import { bit5, half } from './simd';
+import { bit5, half, half4At, reduce4 } from './simd';
 import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
 
 /**
@@ -290,30 +290,6 @@ export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n:
 // @ts-ignore: decorator
 @inline function minK(q: usize, j: i32): i32 {
   return j < 4 ? <i32>load<u8>(q + j + 4) & 63 : (<i32>load<u8>(q + j + 4) >> 4) | ((<i32>load<u8>(q + j) >> 6) << 4);
-}
-
-/**
- * [Σs0, Σs1, Σs2, Σs3]: the lane sums of four i32x4 in one vector (transpose-and-add), so the
- * conversion and scaling of four blocks is one vector op each.
- */
-// @ts-ignore: decorator
-@inline function reduce4(s0: v128, s1: v128, s2: v128, s3: v128): v128 {
-  const t0 = i32x4.add(v128.shuffle<i32>(s0, s1, 0, 2, 4, 6), v128.shuffle<i32>(s0, s1, 1, 3, 5, 7));
-  const t1 = i32x4.add(v128.shuffle<i32>(s2, s3, 0, 2, 4, 6), v128.shuffle<i32>(s2, s3, 1, 3, 5, 7));
-  return i32x4.add(v128.shuffle<i32>(t0, t1, 0, 2, 4, 6), v128.shuffle<i32>(t0, t1, 1, 3, 5, 7));
-}
-
-/**
- * The f16 scales of four blocks `stride` bytes apart from p, as f32x4 (sign-extend, shift the
- * exponent/mantissa into f32 position, mask, rescale by 2^112; exact as `half`).
- */
-// @ts-ignore: decorator
-@inline function half4At(p: usize, stride: usize, mask: v128, k: v128): v128 {
-  let h = v128.load16_lane(p, i32x4.splat(0), 0);
-  h = v128.load16_lane(p + stride, h, 1);
-  h = v128.load16_lane(p + 2 * stride, h, 2);
-  h = v128.load16_lane(p + 3 * stride, h, 3);
-  return f32x4.mul(v128.and(i32x4.shl(i32x4.extend_low_i16x8_s(h), 13), mask), k);
 }
 
 /** dotRowQ for Q8_0: four blocks per step, scales converted and applied as vectors. */

@@ -13,7 +13,7 @@
 // only on its own row, so a row's value is bit-identical in both uses, whatever the grouping or
 // thread split. Results come back as one f32x4 (lane j = row j). For Q4_0 in the relaxed build
 // the per-lane steps are exactly those of the four-token prefill kernel (q8.ts rowQ4_0x4r).
-import { madd } from './simd';
+import { half4At, madd, reduce4 } from './simd';
 
 /** i16x8 / i8x16 / f32 constants (see q8.ts QC for why loop constants live in memory). */
 const C4 = memory.data<u16>([
@@ -91,7 +91,7 @@ export function rows4Q8_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
     const s2 = q8Block(p2, x0, x1, x2, x3);
     v128.store32_lane(fence, s2, 0);
     const s3 = q8Block(p3, x0, x1, x2, x3);
-    const dw = half4Rows(p0, rs, mask, k);
+    const dw = half4At(p0, rs, mask, k);
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, f32x4.splat(load<f32>(xd + (<usize>b << 3))))));
   }
   return acc;
@@ -138,7 +138,7 @@ export function rows4Q4_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
       v128.store32_lane(fence, s2, 0);
       s3 = q4Block(p3, x0, x1, x2, x3, m4);
     }
-    const dw = half4Rows(p0, rs, mask, k);
+    const dw = half4At(p0, rs, mask, k);
     const dx = v128.load64_zero(xd + (<usize>b << 3));
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, v128.shuffle<f32>(dx, dx, 0, 0, 0, 0))));
     m = f32x4.add(m, f32x4.mul(dw, v128.shuffle<f32>(dx, dx, 1, 1, 1, 1)));
@@ -165,24 +165,6 @@ export function rows4Q4_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
   const s0 = i32x4.add(i32x4.dot_i16x8_s(v128.and(l, m4), x0), i32x4.dot_i16x8_s(v128.and(h, m4), x1));
   const s1 = i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(l, 4), x2), i32x4.dot_i16x8_s(i16x8.shr_u(h, 4), x3));
   return i32x4.add(s0, s1);
-}
-
-/** The f16 scales at p, p+rs, p+2rs, p+3rs as f32x4 (exact, like simd.ts half). */
-// @ts-ignore: decorator
-@inline function half4Rows(p: usize, rs: usize, mask: v128, k: v128): v128 {
-  let h = v128.load16_lane(p, i32x4.splat(0), 0);
-  h = v128.load16_lane(p + rs, h, 1);
-  h = v128.load16_lane(p + 2 * rs, h, 2);
-  h = v128.load16_lane(p + 3 * rs, h, 3);
-  return f32x4.mul(v128.and(i32x4.shl(i32x4.extend_low_i16x8_s(h), 13), mask), k);
-}
-
-/** [Σs0, Σs1, Σs2, Σs3] for four i32x4 (transpose-and-add). */
-// @ts-ignore: decorator
-@inline function reduce4(s0: v128, s1: v128, s2: v128, s3: v128): v128 {
-  const t0 = i32x4.add(v128.shuffle<i32>(s0, s1, 0, 2, 4, 6), v128.shuffle<i32>(s0, s1, 1, 3, 5, 7));
-  const t1 = i32x4.add(v128.shuffle<i32>(s2, s3, 0, 2, 4, 6), v128.shuffle<i32>(s2, s3, 1, 3, 5, 7));
-  return i32x4.add(v128.shuffle<i32>(t0, t1, 0, 2, 4, 6), v128.shuffle<i32>(t0, t1, 1, 3, 5, 7));
 }
 
 /** [Σa, Σb, Σc, Σd] for four f32x4 (transpose-and-add; lane j sums as ((0+2)+(1+3))). */

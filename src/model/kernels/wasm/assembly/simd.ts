@@ -96,3 +96,27 @@ export const TWO112: f32 = reinterpret<f32>(0x77800000);
   const e = f32x4.mul(p, i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23));
   return v128.andnot(e, f32x4.lt(v, f32x4.splat(-87.3)));
 }
+
+/**
+ * [Σs0, Σs1, Σs2, Σs3]: the lane sums of four i32x4 in one vector (transpose-and-add), so the
+ * conversion and scaling of four blocks is one vector op each.
+ */
+// @ts-ignore: decorator
+@inline export function reduce4(s0: v128, s1: v128, s2: v128, s3: v128): v128 {
+  const t0 = i32x4.add(v128.shuffle<i32>(s0, s1, 0, 2, 4, 6), v128.shuffle<i32>(s0, s1, 1, 3, 5, 7));
+  const t1 = i32x4.add(v128.shuffle<i32>(s2, s3, 0, 2, 4, 6), v128.shuffle<i32>(s2, s3, 1, 3, 5, 7));
+  return i32x4.add(v128.shuffle<i32>(t0, t1, 0, 2, 4, 6), v128.shuffle<i32>(t0, t1, 1, 3, 5, 7));
+}
+
+/**
+ * The f16 scales of four blocks `stride` bytes apart from p, as f32x4 (sign-extend, shift the
+ * exponent/mantissa into f32 position, mask, rescale by 2^112; exact as `half`).
+ */
+// @ts-ignore: decorator
+@inline export function half4At(p: usize, stride: usize, mask: v128, k: v128): v128 {
+  let h = v128.load16_lane(p, i32x4.splat(0), 0);
+  h = v128.load16_lane(p + stride, h, 1);
+  h = v128.load16_lane(p + 2 * stride, h, 2);
+  h = v128.load16_lane(p + 3 * stride, h, 3);
+  return f32x4.mul(v128.and(i32x4.shl(i32x4.extend_low_i16x8_s(h), 13), mask), k);
+}
