@@ -3,7 +3,7 @@
 // blocks with one f32 scale each (Q8_0-style: d = amax/127, q = round(x/d)), stored pre-widened
 // to i16 so that every weight block is one run of i32x4.dot_i16x8_s; the weight and activation
 // scales are applied once per block. Weight block layouts: ggml-common.h (block_q4_0 … block_q6_k).
-import { bit5, half, half4At, reduce4 } from './simd';
+import { bit5, half, half4At, reduce4, reduce4i16 } from './simd';
 import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
 
 /**
@@ -534,7 +534,13 @@ function rowQ4_0x4(w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usi
  */
 // @ts-ignore: decorator
 @inline function dotr(lo: v128, hi: v128, xp: usize): v128 {
-  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), lo), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 16), hi)));
+  return i32x4.extadd_pairwise_i16x8_s(dotr16(lo, hi, xp));
+}
+
+/** dotr before widening: eight i16 partial sums (for 4-bit quants each |·| ≤ 7620, see reduce4i16). */
+// @ts-ignore: decorator
+@inline function dotr16(lo: v128, hi: v128, xp: usize): v128 {
+  return i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), lo), i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 16), hi));
 }
 
 /**
@@ -580,16 +586,16 @@ export function dotQ4_0r(w: usize, xq: usize, xd: usize, n: i32, fence: usize): 
  */
 export function rowQ4_0x4r(w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
   const nb = n >> 5;
-  const m4 = v128.load(QC, 128);
+  const m4 = v128.load(QC, 128), ones = v128.load(QC, 16);
   let acc = f32x4.splat(0), m = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const p = w + <usize>b * bs, xp = xq + (<usize>b << 5), dp = xd + (<usize>b << 3);
     const v = v128.load(p, 2);
     const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
-    const s0 = dotr(lo, hi, xp), s1 = dotr(lo, hi, xp + qb), s2 = dotr(lo, hi, xp + 2 * qb), s3 = dotr(lo, hi, xp + 3 * qb);
+    const sums = reduce4i16(dotr16(lo, hi, xp), dotr16(lo, hi, xp + qb), dotr16(lo, hi, xp + 2 * qb), dotr16(lo, hi, xp + 3 * qb), ones);
     const dw = f32x4.splat(half(load<u16>(p)));
     const e01 = v128.load64_lane(dp + dd, v128.load64_zero(dp), 1), e23 = v128.load64_lane(dp + 3 * dd, v128.load64_zero(dp + 2 * dd), 1);
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, v128.shuffle<f32>(e01, e23, 0, 2, 4, 6))));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sums), f32x4.mul(dw, v128.shuffle<f32>(e01, e23, 0, 2, 4, 6))));
     m = f32x4.add(m, f32x4.mul(dw, v128.shuffle<f32>(e01, e23, 1, 3, 5, 7)));
   }
   const r = f32x4.sub(acc, f32x4.mul(m, f32x4.splat(8)));

@@ -13,7 +13,7 @@
 // only on its own row, so a row's value is bit-identical in both uses, whatever the grouping or
 // thread split. Results come back as one f32x4 (lane j = row j). For Q4_0 in the relaxed build
 // the per-lane steps are exactly those of the four-token prefill kernel (q8.ts rowQ4_0x4r).
-import { half4At, madd, reduce4 } from './simd';
+import { half4At, madd, reduce4, reduce4i16 } from './simd';
 
 /** i16x8 / i8x16 / f32 constants (see q8.ts QC for why loop constants live in memory). */
 const C4 = memory.data<u16>([
@@ -21,6 +21,7 @@ const C4 = memory.data<u16>([
   0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, // +16: bytes 0x0f
   0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff, // +32: f16 → f32 mask (i32)
   0, 0x7780, 0, 0x7780, 0, 0x7780, 0, 0x7780, // +48: 2^112 (f32)
+  1, 1, 1, 1, 1, 1, 1, 1, // +64: i16 ones
 ], 16);
 
 /**
@@ -115,19 +116,19 @@ export function rows4Q4_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
   const nb = n >> 5;
   const mask = v128.load(C4, 32), k = v128.load(C4, 48);
   const m4 = ASC_FEATURE_RELAXED_SIMD ? v128.load(C4, 16) : v128.load(C4);
+  const ones = v128.load(C4, 64);
   let acc = f32x4.splat(0), m = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const p0 = w + <usize>b * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
-    let s0: v128, s1: v128, s2: v128, s3: v128;
+    let sums: v128;
     if (ASC_FEATURE_RELAXED_SIMD) {
       const xp = xq + (<usize>b << 5);
       const x0 = v128.load(xp), x1 = v128.load(xp, 16);
-      s0 = q4BlockR(p0, x0, x1, m4);
-      s1 = q4BlockR(p1, x0, x1, m4);
-      v128.store32_lane(fence, s1, 0);
-      s2 = q4BlockR(p2, x0, x1, m4);
-      s3 = q4BlockR(p3, x0, x1, m4);
+      const d0 = q4BlockR(p0, x0, x1, m4), d1 = q4BlockR(p1, x0, x1, m4);
+      v128.store32_lane(fence, d1, 0);
+      sums = reduce4i16(d0, d1, q4BlockR(p2, x0, x1, m4), q4BlockR(p3, x0, x1, m4), ones);
     } else {
+      let s0: v128, s1: v128, s2: v128, s3: v128;
       const xp = xq + (<usize>b << 6);
       const x0 = v128.load(xp), x1 = v128.load(xp, 16), x2 = v128.load(xp, 32), x3 = v128.load(xp, 48);
       s0 = q4Block(p0, x0, x1, x2, x3, m4);
@@ -137,10 +138,11 @@ export function rows4Q4_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
       s2 = q4Block(p2, x0, x1, x2, x3, m4);
       v128.store32_lane(fence, s2, 0);
       s3 = q4Block(p3, x0, x1, x2, x3, m4);
+      sums = reduce4(s0, s1, s2, s3);
     }
     const dw = half4At(p0, rs, mask, k);
     const dx = v128.load64_zero(xd + (<usize>b << 3));
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, v128.shuffle<f32>(dx, dx, 0, 0, 0, 0))));
+    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sums), f32x4.mul(dw, v128.shuffle<f32>(dx, dx, 0, 0, 0, 0))));
     m = f32x4.add(m, f32x4.mul(dw, v128.shuffle<f32>(dx, dx, 1, 1, 1, 1)));
   }
   return f32x4.sub(acc, f32x4.mul(m, f32x4.splat(8)));
@@ -149,13 +151,13 @@ export function rows4Q4_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
 /**
  * One Q4_0 block's quants (at p + 2) · 32 i8 activations (x0: elements 0..15, x1: 16..31) with
  * i16x8.relaxed_dot_i8x16_i7x16_s: the nibbles (0..15) are the 7-bit operand, so the result is
- * exact on every engine (|pair sum| ≤ 2·15·127). Returns i32x4 partial sums.
+ * exact on every engine. Returns eight i16 partial sums, each |·| ≤ 2·(2·15·127) = 7620.
  */
 // @ts-ignore: decorator
 @inline function q4BlockR(p: usize, x0: v128, x1: v128, m4: v128): v128 {
   const v = v128.load(p, 2);
   const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
-  return i32x4.extadd_pairwise_i16x8_s(i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, lo), i16x8.relaxed_dot_i8x16_i7x16_s(x1, hi)));
+  return i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, lo), i16x8.relaxed_dot_i8x16_i7x16_s(x1, hi));
 }
 
 /** q4BlockR over i16 activations (x0..x3: elements 0..7, 8..15, 16..23, 24..31) with widened nibbles. */

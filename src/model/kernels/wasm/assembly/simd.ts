@@ -120,3 +120,15 @@ export const TWO112: f32 = reinterpret<f32>(0x77800000);
   h = v128.load16_lane(p + 3 * stride, h, 3);
   return f32x4.mul(v128.and(i32x4.shl(i32x4.extend_low_i16x8_s(h), 13), mask), k);
 }
+
+/**
+ * [Σd0, Σd1, Σd2, Σd3] as i32x4 from four i16x8 of 4-bit × 8-bit partial sums (rows4.ts q4BlockR, q8.ts dotr16): two transpose-and-add
+ * levels in i16 (each lane then sums four lanes, ≤ 4·7620 = 30480: no overflow), then one widening
+ * multiply-add by ones. Exact, and three instructions fewer than widening each vector first.
+ */
+// @ts-ignore: decorator
+@inline export function reduce4i16(d0: v128, d1: v128, d2: v128, d3: v128, ones: v128): v128 {
+  const t01 = i16x8.add(v128.shuffle<i32>(d0, d1, 0, 2, 4, 6), v128.shuffle<i32>(d0, d1, 1, 3, 5, 7));
+  const t23 = i16x8.add(v128.shuffle<i32>(d2, d3, 0, 2, 4, 6), v128.shuffle<i32>(d2, d3, 1, 3, 5, 7));
+  return i32x4.dot_i16x8_s(i16x8.add(v128.shuffle<i32>(t01, t23, 0, 2, 4, 6), v128.shuffle<i32>(t01, t23, 1, 3, 5, 7)), ones);
+}
