@@ -300,13 +300,13 @@ export function dotQ8_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f
   let b = 0;
   for (; b + 4 <= nb; b += 4) {
     const p = w + <usize>b * 34, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-    const s0 = dot32(v128.load8x8_s(p + 2), v128.load8x8_s(p + 10), v128.load8x8_s(p + 18), v128.load8x8_s(p + 26), xp);
+    const s0 = dot32(v128.load8x8_s(p, 2), v128.load8x8_s(p, 10), v128.load8x8_s(p, 18), v128.load8x8_s(p, 26), xp);
     v128.store32_lane(fence, s0, 0);
-    const s1 = dot32(v128.load8x8_s(p + 36), v128.load8x8_s(p + 44), v128.load8x8_s(p + 52), v128.load8x8_s(p + 60), xp + 64);
+    const s1 = dot32(v128.load8x8_s(p, 36), v128.load8x8_s(p, 44), v128.load8x8_s(p, 52), v128.load8x8_s(p, 60), xp + 64);
     v128.store32_lane(fence, s1, 0);
-    const s2 = dot32(v128.load8x8_s(p + 70), v128.load8x8_s(p + 78), v128.load8x8_s(p + 86), v128.load8x8_s(p + 94), xp + 128);
+    const s2 = dot32(v128.load8x8_s(p, 70), v128.load8x8_s(p, 78), v128.load8x8_s(p, 86), v128.load8x8_s(p, 94), xp + 128);
     v128.store32_lane(fence, s2, 0);
-    const s3 = dot32(v128.load8x8_s(p + 104), v128.load8x8_s(p + 112), v128.load8x8_s(p + 120), v128.load8x8_s(p + 128), xp + 192);
+    const s3 = dot32(v128.load8x8_s(p, 104), v128.load8x8_s(p, 112), v128.load8x8_s(p, 120), v128.load8x8_s(p, 128), xp + 192);
     v128.store32_lane(fence, s3, 0);
     const dx = v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6);
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(half4At(p, 34, mask, k), dx)));
@@ -314,7 +314,7 @@ export function dotQ8_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f
   let t: f32 = 0;
   for (; b < nb; b++) {
     const p = w + <usize>b * 34, xp = xq + (<usize>b << 6);
-    const s = dot32(v128.load8x8_s(p + 2), v128.load8x8_s(p + 10), v128.load8x8_s(p + 18), v128.load8x8_s(p + 26), xp);
+    const s = dot32(v128.load8x8_s(p, 2), v128.load8x8_s(p, 10), v128.load8x8_s(p, 18), v128.load8x8_s(p, 26), xp);
     t += <f32>isum(s) * (half(load<u16>(p)) * load<f32>(xd + (<usize>b << 3)));
   }
   return hsum4(acc) + t;
@@ -332,16 +332,16 @@ export function dotQ4_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f
   let b = 0;
   for (; b + 4 <= nb; b += 4) {
     const p = w + <usize>b * 18, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-    let l = v128.load8x8_u(p + 2), h = v128.load8x8_u(p + 10);
+    let l = v128.load8x8_u(p, 2), h = v128.load8x8_u(p, 10);
     const s0 = dot32(v128.and(l, m4), v128.and(h, m4), i16x8.shr_u(l, 4), i16x8.shr_u(h, 4), xp);
     v128.store32_lane(fence, s0, 0);
-    l = v128.load8x8_u(p + 20); h = v128.load8x8_u(p + 28);
+    l = v128.load8x8_u(p, 20); h = v128.load8x8_u(p, 28);
     const s1 = dot32(v128.and(l, m4), v128.and(h, m4), i16x8.shr_u(l, 4), i16x8.shr_u(h, 4), xp + 64);
     v128.store32_lane(fence, s1, 0);
-    l = v128.load8x8_u(p + 38); h = v128.load8x8_u(p + 46);
+    l = v128.load8x8_u(p, 38); h = v128.load8x8_u(p, 46);
     const s2 = dot32(v128.and(l, m4), v128.and(h, m4), i16x8.shr_u(l, 4), i16x8.shr_u(h, 4), xp + 128);
     v128.store32_lane(fence, s2, 0);
-    l = v128.load8x8_u(p + 56); h = v128.load8x8_u(p + 64);
+    l = v128.load8x8_u(p, 56); h = v128.load8x8_u(p, 64);
     const s3 = dot32(v128.and(l, m4), v128.and(h, m4), i16x8.shr_u(l, 4), i16x8.shr_u(h, 4), xp + 192);
     v128.store32_lane(fence, s3, 0);
     const d0 = v128.load(dp), d1 = v128.load(dp, 16);
@@ -352,7 +352,7 @@ export function dotQ4_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f
   let t: f32 = 0;
   for (; b < nb; b++) {
     const p = w + <usize>b * 18, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-    const l = v128.load8x8_u(p + 2), h = v128.load8x8_u(p + 10);
+    const l = v128.load8x8_u(p, 2), h = v128.load8x8_u(p, 10);
     const s = dot32(v128.and(l, m4), v128.and(h, m4), i16x8.shr_u(l, 4), i16x8.shr_u(h, 4), xp);
     const dw = half(load<u16>(p));
     t += dw * (<f32>isum(s) * load<f32>(dp) - 8 * load<f32>(dp, 4));
@@ -476,7 +476,7 @@ function rowQ8_0x4(w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usi
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-    const q0 = v128.load8x8_s(p + 2), q1 = v128.load8x8_s(p + 10), q2 = v128.load8x8_s(p + 18), q3 = v128.load8x8_s(p + 26);
+    const q0 = v128.load8x8_s(p, 2), q1 = v128.load8x8_s(p, 10), q2 = v128.load8x8_s(p, 18), q3 = v128.load8x8_s(p, 26);
     const dw = half(load<u16>(p));
     a0 = dotx(q0, q1, q2, q3, xp, dw, dp, a0, out);
     a1 = dotx(q0, q1, q2, q3, xp + qb, dw, dp + dd, a1, out);
@@ -493,7 +493,7 @@ function rowQ4_0x4(w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usi
   let m = f32x4.splat(0);
   for (let b = 0; b < nb; b++) {
     const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-    const l0 = v128.load8x8_u(p + 2), l1 = v128.load8x8_u(p + 10);
+    const l0 = v128.load8x8_u(p, 2), l1 = v128.load8x8_u(p, 10);
     const q0 = v128.and(l0, m4), q1 = v128.and(l1, m4), q2 = i16x8.shr_u(l0, 4), q3 = i16x8.shr_u(l1, 4);
     const dw = half(load<u16>(p));
     a0 = dotx(q0, q1, q2, q3, xp, dw, dp, a0, out);

@@ -75,18 +75,18 @@ function dotHalf(w: usize, x: usize, n: i32, bf: bool): f32 {
     for (; i + 16 <= n; i += 16) {
       const p = w + (<usize>i << 1), xo = x + (<usize>i << 2);
       a0 = madd(i32x4.shl(v128.load16x4_u(p), 16), v128.load(xo), a0);
-      a1 = madd(i32x4.shl(v128.load16x4_u(p + 8), 16), v128.load(xo, 16), a1);
-      a2 = madd(i32x4.shl(v128.load16x4_u(p + 16), 16), v128.load(xo, 32), a2);
-      a3 = madd(i32x4.shl(v128.load16x4_u(p + 24), 16), v128.load(xo, 48), a3);
+      a1 = madd(i32x4.shl(v128.load16x4_u(p, 8), 16), v128.load(xo, 16), a1);
+      a2 = madd(i32x4.shl(v128.load16x4_u(p, 16), 16), v128.load(xo, 32), a2);
+      a3 = madd(i32x4.shl(v128.load16x4_u(p, 24), 16), v128.load(xo, 48), a3);
     }
   } else {
     const mask = v128.load(HALF_CONST), k = v128.load(HALF_CONST, 16);
     for (; i + 16 <= n; i += 16) {
       const p = w + (<usize>i << 1), xo = x + (<usize>i << 2);
       a0 = madd(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask), k), v128.load(xo), a0);
-      a1 = madd(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 8), 13), mask), k), v128.load(xo, 16), a1);
-      a2 = madd(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 16), 13), mask), k), v128.load(xo, 32), a2);
-      a3 = madd(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p + 24), 13), mask), k), v128.load(xo, 48), a3);
+      a1 = madd(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p, 8), 13), mask), k), v128.load(xo, 16), a1);
+      a2 = madd(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p, 16), 13), mask), k), v128.load(xo, 32), a2);
+      a3 = madd(f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p, 24), 13), mask), k), v128.load(xo, 48), a3);
     }
   }
   let s = hsum(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
@@ -108,9 +108,9 @@ export function dotHalfScaled(w: usize, x: usize, n: i32): f32 {
   for (; i + 16 <= n; i += 16) {
     const p = w + (<usize>i << 1), xo = x + (<usize>i << 2);
     a0 = madd(v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask), v128.load(xo), a0);
-    a1 = madd(v128.and(i32x4.shl(v128.load16x4_s(p + 8), 13), mask), v128.load(xo, 16), a1);
-    a2 = madd(v128.and(i32x4.shl(v128.load16x4_s(p + 16), 13), mask), v128.load(xo, 32), a2);
-    a3 = madd(v128.and(i32x4.shl(v128.load16x4_s(p + 24), 13), mask), v128.load(xo, 48), a3);
+    a1 = madd(v128.and(i32x4.shl(v128.load16x4_s(p, 8), 13), mask), v128.load(xo, 16), a1);
+    a2 = madd(v128.and(i32x4.shl(v128.load16x4_s(p, 16), 13), mask), v128.load(xo, 32), a2);
+    a3 = madd(v128.and(i32x4.shl(v128.load16x4_s(p, 24), 13), mask), v128.load(xo, 48), a3);
   }
   let s = hsum(f32x4.add(f32x4.add(a0, a1), f32x4.add(a2, a3)));
   for (; i < n; i++) s += half(<u32>load<u16>(w + (<usize>i << 1))) * (load<f32>(x + (<usize>i << 2)) * (1 / TWO112));

@@ -35,11 +35,15 @@ export function rows4F32(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128
   for (let i = 0; i < n; i += 16) {
     const xo = x + (<usize>i << 2);
     const p0 = w + <usize>(i >> 4) * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
-    for (let s: usize = 0; s < 64; s += 16) {
-      const u = v128.load(xo + s);
-      a0 = madd(v128.load(p0 + s), u, a0); a1 = madd(v128.load(p1 + s), u, a1);
-      a2 = madd(v128.load(p2 + s), u, a2); a3 = madd(v128.load(p3 + s), u, a3);
-    }
+    // unrolled with immediate offsets: a loop here costs V8 a stack check and reloads per step
+    let u = v128.load(xo);
+    a0 = madd(v128.load(p0), u, a0); a1 = madd(v128.load(p1), u, a1); a2 = madd(v128.load(p2), u, a2); a3 = madd(v128.load(p3), u, a3);
+    u = v128.load(xo, 16);
+    a0 = madd(v128.load(p0, 16), u, a0); a1 = madd(v128.load(p1, 16), u, a1); a2 = madd(v128.load(p2, 16), u, a2); a3 = madd(v128.load(p3, 16), u, a3);
+    u = v128.load(xo, 32);
+    a0 = madd(v128.load(p0, 32), u, a0); a1 = madd(v128.load(p1, 32), u, a1); a2 = madd(v128.load(p2, 32), u, a2); a3 = madd(v128.load(p3, 32), u, a3);
+    u = v128.load(xo, 48);
+    a0 = madd(v128.load(p0, 48), u, a0); a1 = madd(v128.load(p1, 48), u, a1); a2 = madd(v128.load(p2, 48), u, a2); a3 = madd(v128.load(p3, 48), u, a3);
   }
   return sums4(a0, a1, a2, a3);
 }
@@ -101,8 +105,8 @@ export function rows4Q8_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
 /** One Q8_0 block's 32 quants at p (after the scale) · the 32 i16 activations x0..x3, as i32x4 partial sums. */
 // @ts-ignore: decorator
 @inline function q8Block(p: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
-  const s0 = i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(p + 2), x0), i32x4.dot_i16x8_s(v128.load8x8_s(p + 10), x1));
-  const s1 = i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(p + 18), x2), i32x4.dot_i16x8_s(v128.load8x8_s(p + 26), x3));
+  const s0 = i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(p, 2), x0), i32x4.dot_i16x8_s(v128.load8x8_s(p, 10), x1));
+  const s1 = i32x4.add(i32x4.dot_i16x8_s(v128.load8x8_s(p, 18), x2), i32x4.dot_i16x8_s(v128.load8x8_s(p, 26), x3));
   return i32x4.add(s0, s1);
 }
 
@@ -163,7 +167,7 @@ export function rows4Q4_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
 /** q4BlockR over i16 activations (x0..x3: elements 0..7, 8..15, 16..23, 24..31) with widened nibbles. */
 // @ts-ignore: decorator
 @inline function q4Block(p: usize, x0: v128, x1: v128, x2: v128, x3: v128, m4: v128): v128 {
-  const l = v128.load8x8_u(p + 2), h = v128.load8x8_u(p + 10);
+  const l = v128.load8x8_u(p, 2), h = v128.load8x8_u(p, 10);
   const s0 = i32x4.add(i32x4.dot_i16x8_s(v128.and(l, m4), x0), i32x4.dot_i16x8_s(v128.and(h, m4), x1));
   const s1 = i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(l, 4), x2), i32x4.dot_i16x8_s(i16x8.shr_u(h, 4), x3));
   return i32x4.add(s0, s1);
