@@ -216,7 +216,7 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
   if (type == Q4_0) return rows4Q4_0(w, rs, cs, xq, xd, nIn, fence);
   if (type == Q8_0) return rows4Q8_0(w, rs, cs, xq, xd, nIn, fence);
   if (type == F32) return rows4F32(w, rs, cs, x, nIn);
-  return rows4Half(w, rs, cs, xq, nIn);
+  return rows4Half(w, rs, cs, xq, nIn, fence);
 }
 
 /**

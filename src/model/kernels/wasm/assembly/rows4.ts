@@ -54,25 +54,32 @@ export function rows4F32(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128
  * and the 2^112 scale of x undoes the exponent offset exactly, so every product equals w·x and
  * the steps are those of rows4F32 (and of the f16 prefill, which converts a group to f32 first).
  */
-export function rows4Half(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128 {
+export function rows4Half(w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
   const mask = v128.load(C4, 32);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let i = 0; i < n; i += 16) {
     const xo = x + (<usize>i << 2);
     const p0 = w + <usize>(i >> 4) * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
-    for (let s: usize = 0; s < 32; s += 8) {
-      const u = v128.load(xo + (s << 1));
-      a0 = madd(h4(p0 + s, mask), u, a0); a1 = madd(h4(p1 + s, mask), u, a1);
-      a2 = madd(h4(p2 + s, mask), u, a2); a3 = madd(h4(p3 + s, mask), u, a3);
-    }
+    // unrolled with immediate offsets (a loop here costs V8 a stack check and reloads per step);
+    // the stores keep TurboFan from hoisting all sixteen loads (see q8.ts dotRowQ)
+    let u: v128;
+    u = v128.load(xo, 0);
+    a0 = madd(v128.and(i32x4.shl(v128.load16x4_s(p0, 0), 13), mask), u, a0); a1 = madd(v128.and(i32x4.shl(v128.load16x4_s(p1, 0), 13), mask), u, a1);
+    a2 = madd(v128.and(i32x4.shl(v128.load16x4_s(p2, 0), 13), mask), u, a2); a3 = madd(v128.and(i32x4.shl(v128.load16x4_s(p3, 0), 13), mask), u, a3);
+    v128.store32_lane(fence, a0, 0); v128.store32_lane(fence, a1, 0); v128.store32_lane(fence, a2, 0); v128.store32_lane(fence, a3, 0);
+    u = v128.load(xo, 16);
+    a0 = madd(v128.and(i32x4.shl(v128.load16x4_s(p0, 8), 13), mask), u, a0); a1 = madd(v128.and(i32x4.shl(v128.load16x4_s(p1, 8), 13), mask), u, a1);
+    a2 = madd(v128.and(i32x4.shl(v128.load16x4_s(p2, 8), 13), mask), u, a2); a3 = madd(v128.and(i32x4.shl(v128.load16x4_s(p3, 8), 13), mask), u, a3);
+    v128.store32_lane(fence, a0, 0); v128.store32_lane(fence, a1, 0); v128.store32_lane(fence, a2, 0); v128.store32_lane(fence, a3, 0);
+    u = v128.load(xo, 32);
+    a0 = madd(v128.and(i32x4.shl(v128.load16x4_s(p0, 16), 13), mask), u, a0); a1 = madd(v128.and(i32x4.shl(v128.load16x4_s(p1, 16), 13), mask), u, a1);
+    a2 = madd(v128.and(i32x4.shl(v128.load16x4_s(p2, 16), 13), mask), u, a2); a3 = madd(v128.and(i32x4.shl(v128.load16x4_s(p3, 16), 13), mask), u, a3);
+    v128.store32_lane(fence, a0, 0); v128.store32_lane(fence, a1, 0); v128.store32_lane(fence, a2, 0); v128.store32_lane(fence, a3, 0);
+    u = v128.load(xo, 48);
+    a0 = madd(v128.and(i32x4.shl(v128.load16x4_s(p0, 24), 13), mask), u, a0); a1 = madd(v128.and(i32x4.shl(v128.load16x4_s(p1, 24), 13), mask), u, a1);
+    a2 = madd(v128.and(i32x4.shl(v128.load16x4_s(p2, 24), 13), mask), u, a2); a3 = madd(v128.and(i32x4.shl(v128.load16x4_s(p3, 24), 13), mask), u, a3);
   }
   return sums4(a0, a1, a2, a3);
-}
-
-/** Four halves at p as f32 bit patterns scaled by 2^−112 (sign kept, exponent offset by −112). */
-// @ts-ignore: decorator
-@inline function h4(p: usize, mask: v128): v128 {
-  return v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask);
 }
 
 /**
