@@ -113,15 +113,24 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32): 
   const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
   const m4 = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 128) : v128.load(QC);
   const one = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 144) : v128.load(QC, 16);
-  const c63 = i32x4.splat(63), c15 = i32x4.splat(15), z = i32x4.splat(0);
+  const c63 = i32x4.splat(63), c15 = i32x4.splat(15), z = i32x4.splat(0), ones = v128.load(QC, 16);
   let acc = f32x4.splat(0), macc = f32x4.splat(0);
   for (let sb = 0; sb < (n >> 8); sb++) {
     const p = w + <usize>sb * bs;
     const xb = sb << 3;
-    const sLo = reduce4(subK(five, p, qo, 0, false, xq, xb, m4, one), subK(five, p, qo, 0, true, xq, xb + 1, m4, one),
-      subK(five, p, qo, 1, false, xq, xb + 2, m4, one), subK(five, p, qo, 1, true, xq, xb + 3, m4, one));
-    const sHi = reduce4(subK(five, p, qo, 2, false, xq, xb + 4, m4, one), subK(five, p, qo, 2, true, xq, xb + 5, m4, one),
-      subK(five, p, qo, 3, false, xq, xb + 6, m4, one), subK(five, p, qo, 3, true, xq, xb + 7, m4, one));
+    let sLo: v128, sHi: v128;
+    if (ASC_FEATURE_RELAXED_SIMD && !five) {
+      // 4-bit quants: reduce the sub-block sums in i16 first (reduce4i16; exact)
+      sLo = reduce4i16(subK4r(p, 0, false, xq, xb, m4), subK4r(p, 0, true, xq, xb + 1, m4),
+        subK4r(p, 1, false, xq, xb + 2, m4), subK4r(p, 1, true, xq, xb + 3, m4), ones);
+      sHi = reduce4i16(subK4r(p, 2, false, xq, xb + 4, m4), subK4r(p, 2, true, xq, xb + 5, m4),
+        subK4r(p, 3, false, xq, xb + 6, m4), subK4r(p, 3, true, xq, xb + 7, m4), ones);
+    } else {
+      sLo = reduce4(subK(five, p, qo, 0, false, xq, xb, m4, one), subK(five, p, qo, 0, true, xq, xb + 1, m4, one),
+        subK(five, p, qo, 1, false, xq, xb + 2, m4, one), subK(five, p, qo, 1, true, xq, xb + 3, m4, one));
+      sHi = reduce4(subK(five, p, qo, 2, false, xq, xb + 4, m4, one), subK(five, p, qo, 2, true, xq, xb + 5, m4, one),
+        subK(five, p, qo, 3, false, xq, xb + 6, m4, one), subK(five, p, qo, 3, true, xq, xb + 7, m4, one));
+    }
     // the 12 scale bytes at p+4, zero-extended to i32 lanes: A = bytes 0..3, B = 4..7, C = 8..11
     const v = v128.load(p, 4);
     const A = v128.shuffle<u8>(v, z, 0, 16, 16, 16, 1, 16, 16, 16, 2, 16, 16, 16, 3, 16, 16, 16);
@@ -138,6 +147,16 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32): 
     macc = f32x4.add(macc, f32x4.mul(mt, f32x4.splat(half(load<u16>(p, 2)))));
   }
   return hsum4(acc) - hsum4(macc);
+}
+
+/** Relaxed-build Q4_K sub-block 2j (+1 when `upper`) · activation block `blk` as eight i16 partial sums (dotr16). */
+// @ts-ignore: decorator
+@inline function subK4r(p: usize, j: i32, upper: bool, xq: usize, blk: i32, m4: v128): v128 {
+  const q = p + 16 + (<usize>j << 5);
+  const v0 = v128.load(q), v1 = v128.load(q, 16);
+  const a = upper ? v128.and(i16x8.shr_u(v0, 4), m4) : v128.and(v0, m4);
+  const b = upper ? v128.and(i16x8.shr_u(v1, 4), m4) : v128.and(v1, m4);
+  return dotr16(a, b, xq + (<usize>blk << 5));
 }
 
 /**
