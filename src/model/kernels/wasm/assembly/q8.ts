@@ -209,6 +209,7 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32): f32 {
   const c: usize = R ? 128 : 0;
   const m4 = v128.load(QC + c), m3 = v128.load(QC + c, 32), e32 = v128.load(QC + c, 48);
   const xsh: usize = R ? 5 : 6, part: usize = R ? 16 : 32;
+  const ones = v128.load(QC, 16);
   let acc = f32x4.splat(0);
   for (let sb = 0; sb < (n >> 8); sb++) {
     const p = w + <usize>sb * 210;
@@ -218,10 +219,19 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32): f32 {
       const xb = (sb << 3) + (h << 2);
       const xp = xq + (<usize>xb << xsh);
       // group sums [quarter 0 part 0, q0 p1, q1 p0, q1 p1] and the same for quarters 2, 3
-      const gLo = reduce4(q6Group(ql, qh, 0, xp, m4, m3, e32), q6Group(ql + 16, qh + 16, 0, xp + part, m4, m3, e32),
-        q6Group(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32), q6Group(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32));
-      const gHi = reduce4(q6Group(ql, qh, 4, xp + 4 * part, m4, m3, e32), q6Group(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32),
-        q6Group(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32), q6Group(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32));
+      let gLo: v128, gHi: v128;
+      if (R) {
+        // relaxed: i16 partials of Σx·(q−32), each |·| ≤ 2·32·127 = 8128, so four sum in i16 (reduce4i16)
+        gLo = reduce4i16(q6PartR(ql, qh, 0, xp, m4, m3, e32), q6PartR(ql + 16, qh + 16, 0, xp + part, m4, m3, e32),
+          q6PartR(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32), q6PartR(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32), ones);
+        gHi = reduce4i16(q6PartR(ql, qh, 4, xp + 4 * part, m4, m3, e32), q6PartR(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32),
+          q6PartR(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32), q6PartR(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32), ones);
+      } else {
+        gLo = reduce4(q6Part(ql, qh, 0, xp, m4, m3, e32), q6Part(ql + 16, qh + 16, 0, xp + part, m4, m3, e32),
+          q6Part(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32), q6Part(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32));
+        gHi = reduce4(q6Part(ql, qh, 4, xp + 4 * part, m4, m3, e32), q6Part(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32),
+          q6Part(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32), q6Part(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32));
+      }
       const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
       const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
       const q = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
@@ -233,20 +243,16 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32): f32 {
   return hsum4(acc);
 }
 
-/** One Q6_K group sum: the relaxed 8-bit-dot form in the relaxed build, the widened form otherwise. */
-// @ts-ignore: decorator
-@inline function q6Group(ql: usize, qh: usize, hs: i32, xp: usize, m4: v128, m3: v128, e32: v128): v128 {
-  if (ASC_FEATURE_RELAXED_SIMD) return q6PartR(ql, qh, hs, xp, m4, m3, e32);
-  return q6Part(ql, qh, hs, xp, m4, m3, e32);
-}
-
-/** q6Part over 16 i8 activations at xp with relaxed 8-bit dot products (byte masks m4, m3, e32 = 32s). */
+/**
+ * q6Part over 16 i8 activations at xp with relaxed 8-bit dot products (byte masks m4, m3, e32 = 32s),
+ * as eight i16 partial sums of x·(q − 32): each dot ≤ 2·63·127 in magnitude, their difference ≤ 8128.
+ */
 // @ts-ignore: decorator
 @inline function q6PartR(ql: usize, qh: usize, hs: i32, xp: usize, m4: v128, m3: v128, e32: v128): v128 {
   const a = v128.load(ql), x = v128.load(xp);
   const lo = hs >= 4 ? v128.and(i16x8.shr_u(a, 4), m4) : v128.and(a, m4);
   const q = v128.or(lo, i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh), hs), m3), 4));
-  return i32x4.extadd_pairwise_i16x8_s(i16x8.sub(i16x8.relaxed_dot_i8x16_i7x16_s(x, q), i16x8.relaxed_dot_i8x16_i7x16_s(x, e32)));
+  return i16x8.sub(i16x8.relaxed_dot_i8x16_i7x16_s(x, q), i16x8.relaxed_dot_i8x16_i7x16_s(x, e32));
 }
 
 /**
