@@ -202,7 +202,7 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32): 
  * relaxed 8-bit dot products (the unsigned 6-bit quants are the i7 operand; the −32 offset is a
  * second dot product against 32s); integer group sums are exact, so both builds agree bit for bit.
  */
-function dotQ6K(w: usize, xq: usize, xd: usize, n: i32): f32 {
+function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
   // The relaxed build reads compact i8 activations (32 bytes per block, q6PartR); SIMD128 reads
   // them widened (64 bytes per block, q6Part). Both give the same exact integer group sums.
   const R = ASC_FEATURE_RELAXED_SIMD;
@@ -222,10 +222,24 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32): f32 {
       let gLo: v128, gHi: v128;
       if (R) {
         // relaxed: i16 partials of Σx·(q−32), each |·| ≤ 2·32·127 = 8128, so four sum in i16 (reduce4i16)
-        gLo = reduce4i16(q6PartR(ql, qh, 0, xp, m4, m3, e32), q6PartR(ql + 16, qh + 16, 0, xp + part, m4, m3, e32),
-          q6PartR(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32), q6PartR(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32), ones);
-        gHi = reduce4i16(q6PartR(ql, qh, 4, xp + 4 * part, m4, m3, e32), q6PartR(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32),
-          q6PartR(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32), q6PartR(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32), ones);
+        // the stores keep TurboFan from loading all eight groups up front (it spilled most of them)
+        const d0 = q6PartR(ql, qh, 0, xp, m4, m3, e32);
+        v128.store32_lane(fence, d0, 0);
+        const d1 = q6PartR(ql + 16, qh + 16, 0, xp + part, m4, m3, e32);
+        v128.store32_lane(fence, d1, 0);
+        const d2 = q6PartR(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32);
+        v128.store32_lane(fence, d2, 0);
+        const d3 = q6PartR(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32);
+        gLo = reduce4i16(d0, d1, d2, d3, ones);
+        v128.store32_lane(fence, gLo, 0);
+        const d4 = q6PartR(ql, qh, 4, xp + 4 * part, m4, m3, e32);
+        v128.store32_lane(fence, d4, 0);
+        const d5 = q6PartR(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32);
+        v128.store32_lane(fence, d5, 0);
+        const d6 = q6PartR(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32);
+        v128.store32_lane(fence, d6, 0);
+        const d7 = q6PartR(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
+        gHi = reduce4i16(d4, d5, d6, d7, ones);
       } else {
         gLo = reduce4(q6Part(ql, qh, 0, xp, m4, m3, e32), q6Part(ql + 16, qh + 16, 0, xp + part, m4, m3, e32),
           q6Part(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32), q6Part(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32));
@@ -303,7 +317,7 @@ export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n:
   if (type == Q4_1) return dotQ4_1(w, xq, xd, xs, n);
   if (type == Q5_0 || type == Q5_1) return dotQ5(type, w, xq, xd, xs, n, fence);
   if (type == Q4_K || type == Q5_K) return dotQ4K(type == Q5_K, w, xq, xd, xs, n);
-  if (type == Q6_K) return dotQ6K(w, xq, xd, n);
+  if (type == Q6_K) return dotQ6K(w, xq, xd, n, fence);
   unreachable();
   return 0;
 }
