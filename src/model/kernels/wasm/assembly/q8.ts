@@ -109,7 +109,7 @@ export function compactInt8(type: i32): bool {
  * activations (compactInt8) and uses relaxed 8-bit dot products; the float steps are the same in
  * both builds, so they agree bit for bit.
  */
-function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32): f32 {
+function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32, fence: usize): f32 {
   const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
   const m4 = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 128) : v128.load(QC);
   const one = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 144) : v128.load(QC, 16);
@@ -126,10 +126,24 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32): 
       sHi = reduce4i16(subK4r(p, 2, false, xq, xb + 4, m4), subK4r(p, 2, true, xq, xb + 5, m4),
         subK4r(p, 3, false, xq, xb + 6, m4), subK4r(p, 3, true, xq, xb + 7, m4), ones);
     } else {
-      sLo = reduce4(subK(five, p, qo, 0, false, xq, xb, m4, one), subK(five, p, qo, 0, true, xq, xb + 1, m4, one),
-        subK(five, p, qo, 1, false, xq, xb + 2, m4, one), subK(five, p, qo, 1, true, xq, xb + 3, m4, one));
-      sHi = reduce4(subK(five, p, qo, 2, false, xq, xb + 4, m4, one), subK(five, p, qo, 2, true, xq, xb + 5, m4, one),
-        subK(five, p, qo, 3, false, xq, xb + 6, m4, one), subK(five, p, qo, 3, true, xq, xb + 7, m4, one));
+      // the stores keep TurboFan from loading all eight sub-blocks up front (spills)
+      const e0 = subK(five, p, qo, 0, false, xq, xb, m4, one);
+      v128.store32_lane(fence, e0, 0);
+      const e1 = subK(five, p, qo, 0, true, xq, xb + 1, m4, one);
+      v128.store32_lane(fence, e1, 0);
+      const e2 = subK(five, p, qo, 1, false, xq, xb + 2, m4, one);
+      v128.store32_lane(fence, e2, 0);
+      const e3 = subK(five, p, qo, 1, true, xq, xb + 3, m4, one);
+      sLo = reduce4(e0, e1, e2, e3);
+      v128.store32_lane(fence, sLo, 0);
+      const e4 = subK(five, p, qo, 2, false, xq, xb + 4, m4, one);
+      v128.store32_lane(fence, e4, 0);
+      const e5 = subK(five, p, qo, 2, true, xq, xb + 5, m4, one);
+      v128.store32_lane(fence, e5, 0);
+      const e6 = subK(five, p, qo, 3, false, xq, xb + 6, m4, one);
+      v128.store32_lane(fence, e6, 0);
+      const e7 = subK(five, p, qo, 3, true, xq, xb + 7, m4, one);
+      sHi = reduce4(e4, e5, e6, e7);
     }
     // the 12 scale bytes at p+4, zero-extended to i32 lanes: A = bytes 0..3, B = 4..7, C = 8..11
     const v = v128.load(p, 4);
@@ -316,7 +330,7 @@ export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n:
   if (type == Q4_0) return ASC_FEATURE_RELAXED_SIMD ? dotQ4_0r(w, xq, xd, n, fence) : dotQ4_0(w, xq, xd, n, fence);
   if (type == Q4_1) return dotQ4_1(w, xq, xd, xs, n);
   if (type == Q5_0 || type == Q5_1) return dotQ5(type, w, xq, xd, xs, n, fence);
-  if (type == Q4_K || type == Q5_K) return dotQ4K(type == Q5_K, w, xq, xd, xs, n);
+  if (type == Q4_K || type == Q5_K) return dotQ4K(type == Q5_K, w, xq, xd, xs, n, fence);
   if (type == Q6_K) return dotQ6K(w, xq, xd, n, fence);
   unreachable();
   return 0;
