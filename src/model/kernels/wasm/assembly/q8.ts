@@ -255,10 +255,23 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
         const d7 = q6PartR(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
         gHi = reduce4i16(d4, d5, d6, d7, ones);
       } else {
-        gLo = reduce4(q6Part(ql, qh, 0, xp, m4, m3, e32), q6Part(ql + 16, qh + 16, 0, xp + part, m4, m3, e32),
-          q6Part(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32), q6Part(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32));
-        gHi = reduce4(q6Part(ql, qh, 4, xp + 4 * part, m4, m3, e32), q6Part(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32),
-          q6Part(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32), q6Part(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32));
+        const e0 = q6Part(ql, qh, 0, xp, m4, m3, e32);
+        v128.store32_lane(fence, e0, 0);
+        const e1 = q6Part(ql + 16, qh + 16, 0, xp + part, m4, m3, e32);
+        v128.store32_lane(fence, e1, 0);
+        const e2 = q6Part(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32);
+        v128.store32_lane(fence, e2, 0);
+        const e3 = q6Part(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32);
+        gLo = reduce4(e0, e1, e2, e3);
+        v128.store32_lane(fence, gLo, 0);
+        const e4 = q6Part(ql, qh, 4, xp + 4 * part, m4, m3, e32);
+        v128.store32_lane(fence, e4, 0);
+        const e5 = q6Part(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32);
+        v128.store32_lane(fence, e5, 0);
+        const e6 = q6Part(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32);
+        v128.store32_lane(fence, e6, 0);
+        const e7 = q6Part(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
+        gHi = reduce4(e4, e5, e6, e7);
       }
       const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
       const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
