@@ -2,7 +2,8 @@
  * Matmul throughput per weight type on 110M-model shapes: plain TypeScript kernels vs the
  * WebAssembly backend (SIMD128 build and, where the runtime has it, the relaxed-SIMD build) with
  * 1 thread, and the default build with 2 threads. GFLOP/s counts 2·nIn·nOut per token; GB/s counts
- * the weight bytes read (the roofline for decode is memory bandwidth).
+ * the weight bytes read (the roofline for decode is memory bandwidth). Weights are interleaved as a
+ * loaded model's are (WasmBackend.interleave), so the kernels measured are the ones models run.
  * Run: node --import tsx bench/kernels.ts [--quick] [--tokens N] [--types F16,Q4_0] [--no-js]
  * (--tokens N: N tokens per matmul, the prefill kernels; default 1, decode.)
  */
@@ -85,6 +86,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Row[
         for (const [name, be] of backends) {
           const w = makeWeight(type, nIn, nOut, nIn + nOut, be);
           bytes = w.bytes;
+          // rearranged like a loaded model's weights (row groups of four for F32/F16/Q8_0/Q4_0)
+          be.interleave({ ...w, name: 'w', dims: [nIn, nOut] });
           const x = be.heap.f32(nIn * nTok), o = be.heap.f32(nOut * nTok);
           for (let i = 0; i < x.length; i++) x[i] = Math.sin(i) * 0.5;
           impls.push([name, () => be.matmul(o, w, x, nIn, nOut, nTok)]);
