@@ -127,23 +127,9 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32, f
         subK4r(p, 3, false, xq, xb + 6, m4), subK4r(p, 3, true, xq, xb + 7, m4), ones);
     } else {
       // the stores keep TurboFan from loading all eight sub-blocks up front (spills)
-      const e0 = subK(five, p, qo, 0, false, xq, xb, m4, one);
-      v128.store32_lane(fence, e0, 0);
-      const e1 = subK(five, p, qo, 0, true, xq, xb + 1, m4, one);
-      v128.store32_lane(fence, e1, 0);
-      const e2 = subK(five, p, qo, 1, false, xq, xb + 2, m4, one);
-      v128.store32_lane(fence, e2, 0);
-      const e3 = subK(five, p, qo, 1, true, xq, xb + 3, m4, one);
-      sLo = reduce4(e0, e1, e2, e3);
+      sLo = subSums4(five, p, qo, 0, xq, xb, m4, one, fence);
       v128.store32_lane(fence, sLo, 0);
-      const e4 = subK(five, p, qo, 2, false, xq, xb + 4, m4, one);
-      v128.store32_lane(fence, e4, 0);
-      const e5 = subK(five, p, qo, 2, true, xq, xb + 5, m4, one);
-      v128.store32_lane(fence, e5, 0);
-      const e6 = subK(five, p, qo, 3, false, xq, xb + 6, m4, one);
-      v128.store32_lane(fence, e6, 0);
-      const e7 = subK(five, p, qo, 3, true, xq, xb + 7, m4, one);
-      sHi = reduce4(e4, e5, e6, e7);
+      sHi = subSums4(five, p, qo, 2, xq, xb + 4, m4, one, fence);
     }
     // the 12 scale bytes at p+4, zero-extended to i32 lanes: A = bytes 0..3, B = 4..7, C = 8..11
     const v = v128.load(p, 4);
@@ -161,6 +147,21 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32, f
     macc = f32x4.add(macc, f32x4.mul(mt, f32x4.splat(half(load<u16>(p, 2)))));
   }
   return hsum4(acc) - hsum4(macc);
+}
+
+/**
+ * [Σ sub-block 2j, 2j+1, 2j+2, 2j+3] of a Q4_K/Q5_K super-block (subK) against activation blocks
+ * blk..blk+3, with a store between them (see dotQ4K).
+ */
+// @ts-ignore: decorator
+@inline function subSums4(five: bool, p: usize, qo: usize, j: i32, xq: usize, blk: i32, m4: v128, one: v128, fence: usize): v128 {
+  const e0 = subK(five, p, qo, j, false, xq, blk, m4, one);
+  v128.store32_lane(fence, e0, 0);
+  const e1 = subK(five, p, qo, j, true, xq, blk + 1, m4, one);
+  v128.store32_lane(fence, e1, 0);
+  const e2 = subK(five, p, qo, j + 1, false, xq, blk + 2, m4, one);
+  v128.store32_lane(fence, e2, 0);
+  return reduce4(e0, e1, e2, subK(five, p, qo, j + 1, true, xq, blk + 3, m4, one));
 }
 
 /** Relaxed-build Q4_K sub-block 2j (+1 when `upper`) · activation block `blk` as eight i16 partial sums (dotr16). */
@@ -233,46 +234,26 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
       const xb = (sb << 3) + (h << 2);
       const xp = xq + (<usize>xb << xsh);
       // group sums [quarter 0 part 0, q0 p1, q1 p0, q1 p1] and the same for quarters 2, 3
-      let gLo: v128, gHi: v128;
-      if (R) {
-        // relaxed: i16 partials of Σx·(q−32), each |·| ≤ 2·32·127 = 8128, so four sum in i16 (reduce4i16)
-        // the stores keep TurboFan from loading all eight groups up front (it spilled most of them)
-        const d0 = q6PartR(ql, qh, 0, xp, m4, m3, e32);
-        v128.store32_lane(fence, d0, 0);
-        const d1 = q6PartR(ql + 16, qh + 16, 0, xp + part, m4, m3, e32);
-        v128.store32_lane(fence, d1, 0);
-        const d2 = q6PartR(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32);
-        v128.store32_lane(fence, d2, 0);
-        const d3 = q6PartR(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32);
-        gLo = reduce4i16(d0, d1, d2, d3, ones);
-        v128.store32_lane(fence, gLo, 0);
-        const d4 = q6PartR(ql, qh, 4, xp + 4 * part, m4, m3, e32);
-        v128.store32_lane(fence, d4, 0);
-        const d5 = q6PartR(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32);
-        v128.store32_lane(fence, d5, 0);
-        const d6 = q6PartR(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32);
-        v128.store32_lane(fence, d6, 0);
-        const d7 = q6PartR(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
-        gHi = reduce4i16(d4, d5, d6, d7, ones);
-      } else {
-        const e0 = q6Part(ql, qh, 0, xp, m4, m3, e32);
-        v128.store32_lane(fence, e0, 0);
-        const e1 = q6Part(ql + 16, qh + 16, 0, xp + part, m4, m3, e32);
-        v128.store32_lane(fence, e1, 0);
-        const e2 = q6Part(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32);
-        v128.store32_lane(fence, e2, 0);
-        const e3 = q6Part(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32);
-        gLo = reduce4(e0, e1, e2, e3);
-        v128.store32_lane(fence, gLo, 0);
-        const e4 = q6Part(ql, qh, 4, xp + 4 * part, m4, m3, e32);
-        v128.store32_lane(fence, e4, 0);
-        const e5 = q6Part(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32);
-        v128.store32_lane(fence, e5, 0);
-        const e6 = q6Part(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32);
-        v128.store32_lane(fence, e6, 0);
-        const e7 = q6Part(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
-        gHi = reduce4(e4, e5, e6, e7);
-      }
+      // Relaxed build: i16 partials of Σx·(q−32), each |·| ≤ 2·32·127 = 8128, so four sum in i16
+      // (reduce4i16); SIMD128 build: i32 partials. The stores keep TurboFan from loading all eight
+      // groups up front (it spilled most of them).
+      const d0 = q6Group(ql, qh, 0, xp, m4, m3, e32);
+      v128.store32_lane(fence, d0, 0);
+      const d1 = q6Group(ql + 16, qh + 16, 0, xp + part, m4, m3, e32);
+      v128.store32_lane(fence, d1, 0);
+      const d2 = q6Group(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32);
+      v128.store32_lane(fence, d2, 0);
+      const d3 = q6Group(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32);
+      const gLo = q6Reduce(d0, d1, d2, d3, ones);
+      v128.store32_lane(fence, gLo, 0);
+      const d4 = q6Group(ql, qh, 4, xp + 4 * part, m4, m3, e32);
+      v128.store32_lane(fence, d4, 0);
+      const d5 = q6Group(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32);
+      v128.store32_lane(fence, d5, 0);
+      const d6 = q6Group(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32);
+      v128.store32_lane(fence, d6, 0);
+      const d7 = q6Group(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
+      const gHi = q6Reduce(d4, d5, d6, d7, ones);
       const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
       const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
       const q = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
@@ -282,6 +263,20 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
     acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(half(load<u16>(p, 208)))));
   }
   return hsum4(acc);
+}
+
+/** One Q6_K group's partial sums: i16 (q6PartR) in the relaxed build, i32 (q6Part) otherwise. */
+// @ts-ignore: decorator
+@inline function q6Group(ql: usize, qh: usize, hs: i32, xp: usize, m4: v128, m3: v128, e32: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return q6PartR(ql, qh, hs, xp, m4, m3, e32);
+  return q6Part(ql, qh, hs, xp, m4, m3, e32);
+}
+
+/** [Σd0, Σd1, Σd2, Σd3] of four q6Group results, as i32x4. */
+// @ts-ignore: decorator
+@inline function q6Reduce(d0: v128, d1: v128, d2: v128, d3: v128, ones: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return reduce4i16(d0, d1, d2, d3, ones);
+  return reduce4(d0, d1, d2, d3);
 }
 
 /**
