@@ -126,3 +126,17 @@ test('wasm matmul rejects unsupported types and ragged block rows with typed err
   assert.throws(() => one.matmul(out, { type: GGMLType.Q8_0, data: new Uint8Array(1000) }, x, 40, 1, 1), /multiple of 32/);
   assert.throws(() => one.matmul(out, { type: GGMLType.Q8_0, data: new Uint8Array(10) }, x, 32, 2, 1), /needs 68/);
 });
+
+test('Q4_K prefill (two tokens per row in the relaxed build) gives the same bits as one token at a time', () => {
+  const rng = createRng(77);
+  const nIn = 512, nOut = 9, nTok = 5;
+  const w = randWeight(rng, GGMLType.Q4_K, nIn, nOut);
+  const x = randF32(rng, nIn * nTok);
+  const all = new Float32Array(nOut * nTok);
+  one.matmul(all, w, x, nIn, nOut, nTok);
+  for (let t = 0; t < nTok; t++) {
+    const single = new Float32Array(nOut);
+    one.matmul(single, w, x.subarray(t * nIn, (t + 1) * nIn), nIn, nOut, 1);
+    assert.deepEqual(all.subarray(t * nOut, (t + 1) * nOut), single, `token ${t}`);
+  }
+});
