@@ -127,10 +127,10 @@ test('wasm matmul rejects unsupported types and ragged block rows with typed err
   assert.throws(() => one.matmul(out, { type: GGMLType.Q8_0, data: new Uint8Array(10) }, x, 32, 2, 1), /needs 68/);
 });
 
-test('Q4_K prefill (two tokens per row in the relaxed build) gives the same bits as one token at a time', () => {
-  const rng = createRng(77);
+for (const type of [GGMLType.Q4_K, GGMLType.Q6_K]) test(`${typeName(type)} prefill (two tokens per row in the relaxed build) gives the same bits as one token at a time`, () => {
+  const rng = createRng(77 + type);
   const nIn = 512, nOut = 9, nTok = 5;
-  const w = randWeight(rng, GGMLType.Q4_K, nIn, nOut);
+  const w = randWeight(rng, type, nIn, nOut);
   const x = randF32(rng, nIn * nTok);
   const all = new Float32Array(nOut * nTok);
   one.matmul(all, w, x, nIn, nOut, nTok);

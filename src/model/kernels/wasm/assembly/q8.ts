@@ -285,9 +285,21 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
  */
 // @ts-ignore: decorator
 @inline function q6PartR(ql: usize, qh: usize, hs: i32, xp: usize, m4: v128, m3: v128, e32: v128): v128 {
-  const a = v128.load(ql), x = v128.load(xp);
+  return q6DotR(q6Quant(ql, qh, hs, m4, m3), xp, e32);
+}
+
+/** 16 unsigned 6-bit Q6_K quants (bytes 0..63): low 4 bits from ql (high nibble when hs ≥ 4), 2 high bits from qh >> hs. */
+// @ts-ignore: decorator
+@inline function q6Quant(ql: usize, qh: usize, hs: i32, m4: v128, m3: v128): v128 {
+  const a = v128.load(ql);
   const lo = hs >= 4 ? v128.and(i16x8.shr_u(a, 4), m4) : v128.and(a, m4);
-  const q = v128.or(lo, i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh), hs), m3), 4));
+  return v128.or(lo, i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh), hs), m3), 4));
+}
+
+/** Σ x·(q − 32) over 16 i8 activations at xp as eight i16 partial sums (|·| ≤ 8128; see q6PartR). */
+// @ts-ignore: decorator
+@inline function q6DotR(q: v128, xp: usize, e32: v128): v128 {
+  const x = v128.load(xp);
   return i16x8.sub(i16x8.relaxed_dot_i8x16_i7x16_s(x, q), i16x8.relaxed_dot_i8x16_i7x16_s(x, e32));
 }
 
@@ -727,4 +739,66 @@ export function rowQ4Kx2r(w: usize, xq: usize, xd: usize, xs: usize, qb: usize, 
   }
   store<f32>(out, hsum4(acc0) - hsum4(macc0));
   store<f32>(out + os, hsum4(acc1) - hsum4(macc1));
+}
+
+/**
+ * Prefill, relaxed build: one Q6_K row against two tokens' i8 activations (token 1 at xq + qb,
+ * xd + dd). Each 16-quant group is assembled once for both tokens; each token's steps are exactly
+ * dotQ6K's, so the results are the same bits. Stores at out and out + os.
+ */
+export function rowQ6Kx2r(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
+  const m4 = v128.load(QC, 128), m3 = v128.load(QC, 160), e32 = v128.load(QC, 176), ones = v128.load(QC, 16);
+  let acc0 = f32x4.splat(0), acc1 = f32x4.splat(0);
+  let q: v128;
+  let a0: v128, a1: v128, a2: v128, a3: v128, a4: v128, a5: v128, a6: v128, a7: v128;
+  let b0: v128, b1: v128, b2: v128, b3: v128, b4: v128, b5: v128, b6: v128, b7: v128;
+  for (let sb = 0; sb < (n >> 8); sb++) {
+    const p = w + <usize>sb * 210;
+    let t0 = f32x4.splat(0), t1 = f32x4.splat(0);
+    for (let h = 0; h < 2; h++) {
+      const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
+      const xb = (sb << 3) + (h << 2);
+      const x0 = xq + (<usize>xb << 5), x1 = x0 + qb;
+      q = q6Quant(ql, qh, 0, m4, m3);
+      a0 = q6DotR(q, x0 + 0, e32); b0 = q6DotR(q, x1 + 0, e32);
+      v128.store32_lane(out, a0, 0); v128.store32_lane(out, b0, 0);
+      q = q6Quant(ql + 16, qh + 16, 0, m4, m3);
+      a1 = q6DotR(q, x0 + 16, e32); b1 = q6DotR(q, x1 + 16, e32);
+      v128.store32_lane(out, a1, 0); v128.store32_lane(out, b1, 0);
+      q = q6Quant(ql + 32, qh, 2, m4, m3);
+      a2 = q6DotR(q, x0 + 32, e32); b2 = q6DotR(q, x1 + 32, e32);
+      v128.store32_lane(out, a2, 0); v128.store32_lane(out, b2, 0);
+      q = q6Quant(ql + 48, qh + 16, 2, m4, m3);
+      a3 = q6DotR(q, x0 + 48, e32); b3 = q6DotR(q, x1 + 48, e32);
+      const gLo0 = reduce4i16(a0, a1, a2, a3, ones), gLo1 = reduce4i16(b0, b1, b2, b3, ones);
+      v128.store32_lane(out, gLo0, 0); v128.store32_lane(out, gLo1, 0);
+      q = q6Quant(ql, qh, 4, m4, m3);
+      a4 = q6DotR(q, x0 + 64, e32); b4 = q6DotR(q, x1 + 64, e32);
+      v128.store32_lane(out, a4, 0); v128.store32_lane(out, b4, 0);
+      q = q6Quant(ql + 16, qh + 16, 4, m4, m3);
+      a5 = q6DotR(q, x0 + 80, e32); b5 = q6DotR(q, x1 + 80, e32);
+      v128.store32_lane(out, a5, 0); v128.store32_lane(out, b5, 0);
+      q = q6Quant(ql + 32, qh, 6, m4, m3);
+      a6 = q6DotR(q, x0 + 96, e32); b6 = q6DotR(q, x1 + 96, e32);
+      v128.store32_lane(out, a6, 0); v128.store32_lane(out, b6, 0);
+      q = q6Quant(ql + 48, qh + 16, 6, m4, m3);
+      a7 = q6DotR(q, x0 + 112, e32); b7 = q6DotR(q, x1 + 112, e32);
+      const gHi0 = reduce4i16(a4, a5, a6, a7, ones), gHi1 = reduce4i16(b4, b5, b6, b7, ones);
+      const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
+      const sLo = i32x4.extend_low_i16x8_s(s16), sHi = i32x4.extend_high_i16x8_s(s16);
+      let dp = xd + (<usize>xb << 3);
+      let l = i32x4.mul(gLo0, sLo), u = i32x4.mul(gHi0, sHi);
+      let qq = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
+      t0 = f32x4.add(t0, f32x4.mul(f32x4.convert_i32x4_s(qq), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
+      dp += dd;
+      l = i32x4.mul(gLo1, sLo); u = i32x4.mul(gHi1, sHi);
+      qq = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
+      t1 = f32x4.add(t1, f32x4.mul(f32x4.convert_i32x4_s(qq), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
+    }
+    const d = f32x4.splat(half(load<u16>(p, 208)));
+    acc0 = f32x4.add(acc0, f32x4.mul(t0, d));
+    acc1 = f32x4.add(acc1, f32x4.mul(t1, d));
+  }
+  store<f32>(out, hsum4(acc0));
+  store<f32>(out + os, hsum4(acc1));
 }
