@@ -127,7 +127,7 @@ test('wasm matmul rejects unsupported types and ragged block rows with typed err
   assert.throws(() => one.matmul(out, { type: GGMLType.Q8_0, data: new Uint8Array(10) }, x, 32, 2, 1), /needs 68/);
 });
 
-for (const type of [GGMLType.Q4_K, GGMLType.Q6_K]) test(`${typeName(type)} prefill (two tokens per row in the relaxed build) gives the same bits as one token at a time`, () => {
+for (const type of [GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) test(`${typeName(type)} prefill (two tokens per row in the relaxed build) gives the same bits as one token at a time`, () => {
   const rng = createRng(77 + type);
   const nIn = 512, nOut = 9, nTok = 5;
   const w = randWeight(rng, type, nIn, nOut);

@@ -2,8 +2,8 @@
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
 import { hsum, madd, sum32 } from './simd';
-import { compactInt8, dotRowQ, dotRowQx4, hasIntDot, rowQ4_0x4r, rowQ4Kx2r, rowQ6Kx2r } from './q8';
-import { F32, Q4_0, Q4_K, Q6_K, Q8_0 } from './rows';
+import { compactInt8, dotRowQ, dotRowQx4, hasIntDot, rowQ4_0x4r, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
+import { F32, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { group4x2F32, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
 import { chunkBytes, gatherRow } from './interleave';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
@@ -64,6 +64,12 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
           for (; t + 2 <= t1; t += 2) {
             const tu = <usize>t;
             rowQ4Kx2r(row, xq + tu * qb, xd + tu * dd, xs + tu * db, qb, dd, db, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
+          }
+        }
+        if (type == Q5_K) {
+          for (; t + 2 <= t1; t += 2) {
+            const tu = <usize>t;
+            rowQ5Kx2r(row, xq + tu * qb, xd + tu * dd, xs + tu * db, qb, dd, db, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
           }
         }
         if (type == Q6_K) {
