@@ -677,71 +677,6 @@ export function rowQ4_0x4r(w: usize, bs: usize, xq: usize, xd: usize, qb: usize,
 }
 
 /**
- * Prefill, relaxed build: one Q4_K row against two tokens' i8 activations (token 1 at xq + qb,
- * xd + dd, xs + db). The quant nibbles are unpacked and the scales/mins decoded once for both
- * tokens; each token's steps are exactly dotQ4K's, so the results are the same bits. Stores the two
- * dot products at out and out + os (stores between sub-block pairs keep TurboFan from loading
- * everything up front).
- */
-export function rowQ4Kx2r(w: usize, xq: usize, xd: usize, xs: usize, qb: usize, dd: usize, db: usize, n: i32, out: usize, os: usize): void {
-  const m4 = v128.load(QC, 128), ones = v128.load(QC, 16);
-  const c63 = i32x4.splat(63), c15 = i32x4.splat(15), z = i32x4.splat(0);
-  let acc0 = f32x4.splat(0), macc0 = f32x4.splat(0), acc1 = f32x4.splat(0), macc1 = f32x4.splat(0);
-  let v0: v128, v1: v128, lo0: v128, lo1: v128, hi0: v128, hi1: v128;
-  let a0: v128, a1: v128, a2: v128, a3: v128, a4: v128, a5: v128, a6: v128, a7: v128;
-  let b0: v128, b1: v128, b2: v128, b3: v128, b4: v128, b5: v128, b6: v128, b7: v128;
-  for (let sb = 0; sb < (n >> 8); sb++) {
-    const p = w + <usize>sb * 144;
-    const xb = sb << 3;
-    const x0 = xq + (<usize>xb << 5), x1 = x0 + qb;
-    v0 = v128.load(p, 16); v1 = v128.load(p, 32);
-    lo0 = v128.and(v0, m4); lo1 = v128.and(v1, m4); hi0 = v128.and(i16x8.shr_u(v0, 4), m4); hi1 = v128.and(i16x8.shr_u(v1, 4), m4);
-    a0 = dotr16(lo0, lo1, x0 + 0); b0 = dotr16(lo0, lo1, x1 + 0);
-    a1 = dotr16(hi0, hi1, x0 + 32); b1 = dotr16(hi0, hi1, x1 + 32);
-    v128.store32_lane(out, a1, 0); v128.store32_lane(out, b1, 0);
-    v0 = v128.load(p, 48); v1 = v128.load(p, 64);
-    lo0 = v128.and(v0, m4); lo1 = v128.and(v1, m4); hi0 = v128.and(i16x8.shr_u(v0, 4), m4); hi1 = v128.and(i16x8.shr_u(v1, 4), m4);
-    a2 = dotr16(lo0, lo1, x0 + 64); b2 = dotr16(lo0, lo1, x1 + 64);
-    a3 = dotr16(hi0, hi1, x0 + 96); b3 = dotr16(hi0, hi1, x1 + 96);
-    v128.store32_lane(out, a3, 0); v128.store32_lane(out, b3, 0);
-    const sLo0 = reduce4i16(a0, a1, a2, a3, ones), sLo1 = reduce4i16(b0, b1, b2, b3, ones);
-    v128.store32_lane(out, sLo0, 0); v128.store32_lane(out, sLo1, 0);
-    v0 = v128.load(p, 80); v1 = v128.load(p, 96);
-    lo0 = v128.and(v0, m4); lo1 = v128.and(v1, m4); hi0 = v128.and(i16x8.shr_u(v0, 4), m4); hi1 = v128.and(i16x8.shr_u(v1, 4), m4);
-    a4 = dotr16(lo0, lo1, x0 + 128); b4 = dotr16(lo0, lo1, x1 + 128);
-    a5 = dotr16(hi0, hi1, x0 + 160); b5 = dotr16(hi0, hi1, x1 + 160);
-    v128.store32_lane(out, a5, 0); v128.store32_lane(out, b5, 0);
-    v0 = v128.load(p, 112); v1 = v128.load(p, 128);
-    lo0 = v128.and(v0, m4); lo1 = v128.and(v1, m4); hi0 = v128.and(i16x8.shr_u(v0, 4), m4); hi1 = v128.and(i16x8.shr_u(v1, 4), m4);
-    a6 = dotr16(lo0, lo1, x0 + 192); b6 = dotr16(lo0, lo1, x1 + 192);
-    a7 = dotr16(hi0, hi1, x0 + 224); b7 = dotr16(hi0, hi1, x1 + 224);
-    v128.store32_lane(out, a7, 0); v128.store32_lane(out, b7, 0);
-    const sHi0 = reduce4i16(a4, a5, a6, a7, ones), sHi1 = reduce4i16(b4, b5, b6, b7, ones);
-    const v = v128.load(p, 4);
-    const A = v128.shuffle<u8>(v, z, 0, 16, 16, 16, 1, 16, 16, 16, 2, 16, 16, 16, 3, 16, 16, 16);
-    const B = v128.shuffle<u8>(v, z, 4, 16, 16, 16, 5, 16, 16, 16, 6, 16, 16, 16, 7, 16, 16, 16);
-    const C = v128.shuffle<u8>(v, z, 8, 16, 16, 16, 9, 16, 16, 16, 10, 16, 16, 16, 11, 16, 16, 16);
-    const scLo = v128.and(A, c63), scHi = v128.or(v128.and(C, c15), i32x4.shl(i32x4.shr_u(A, 6), 4));
-    const fmLo = f32x4.convert_i32x4_s(v128.and(B, c63)), fmHi = f32x4.convert_i32x4_s(v128.or(i32x4.shr_u(C, 4), i32x4.shl(i32x4.shr_u(B, 6), 4)));
-    const d = f32x4.splat(half(load<u16>(p))), dmin = f32x4.splat(half(load<u16>(p, 2)));
-    // token 0
-    let dp = xd + (<usize>xb << 3), sp = xs + (<usize>xb << 2);
-    let t = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sLo0, scLo)), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)),
-      f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sHi0, scHi)), v128.shuffle<f32>(v128.load(dp, 32), v128.load(dp, 48), 0, 2, 4, 6)));
-    acc0 = f32x4.add(acc0, f32x4.mul(t, d));
-    macc0 = f32x4.add(macc0, f32x4.mul(f32x4.add(f32x4.mul(fmLo, v128.load(sp)), f32x4.mul(fmHi, v128.load(sp, 16))), dmin));
-    // token 1
-    dp += dd; sp += db;
-    t = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sLo1, scLo)), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)),
-      f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sHi1, scHi)), v128.shuffle<f32>(v128.load(dp, 32), v128.load(dp, 48), 0, 2, 4, 6)));
-    acc1 = f32x4.add(acc1, f32x4.mul(t, d));
-    macc1 = f32x4.add(macc1, f32x4.mul(f32x4.add(f32x4.mul(fmLo, v128.load(sp)), f32x4.mul(fmHi, v128.load(sp, 16))), dmin));
-  }
-  store<f32>(out, hsum4(acc0) - hsum4(macc0));
-  store<f32>(out + os, hsum4(acc1) - hsum4(macc1));
-}
-
-/**
  * Prefill, relaxed build: one Q6_K row against two tokens' i8 activations (token 1 at xq + qb,
  * xd + dd). Each 16-quant group is assembled once for both tokens; each token's steps are exactly
  * dotQ6K's, so the results are the same bits. Stores at out and out + os.
@@ -804,54 +739,79 @@ export function rowQ6Kx2r(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, 
 }
 
 /**
- * Prefill, relaxed build: one Q5_K row against two tokens' i8 activations (token 1 at xq + qb,
- * xd + dd, xs + db): rowQ4Kx2r with the fifth quant bits (qh at p + 16, bit 2j / 2j + 1 for
- * sub-blocks 2j / 2j + 1) and sub-block sums widened before the reduction (5-bit quants do not
- * leave room for an i16 one). Each token's steps are exactly dotQ4K's: the same bits.
+ * Prefill, relaxed build: one Q4_K row against two tokens' i8 activations (token 1 at xq + qb,
+ * xd + dd, xs + db). The quant nibbles are unpacked and the scales/mins decoded once for both
+ * tokens; each token's steps are exactly dotQ4K's, so the results are the same bits. Stores the two
+ * dot products at out and out + os.
  */
+export function rowQ4Kx2r(w: usize, xq: usize, xd: usize, xs: usize, qb: usize, dd: usize, db: usize, n: i32, out: usize, os: usize): void {
+  rowKx2r<u8>(w, xq, xd, xs, qb, dd, db, n, out, os);
+}
+
+/** rowQ4Kx2r for Q5_K (the fifth quant bits from qh at p + 16, bit 2j / 2j + 1 for sub-blocks 2j / 2j + 1). */
 export function rowQ5Kx2r(w: usize, xq: usize, xd: usize, xs: usize, qb: usize, dd: usize, db: usize, n: i32, out: usize, os: usize): void {
-  const m4 = v128.load(QC, 128), one = v128.load(QC, 144);
+  rowKx2r<u16>(w, xq, xd, xs, qb, dd, db, n, out, os);
+}
+
+/**
+ * The two-token Q4_K (T = u8) / Q5_K (T = u16) kernel. Stores between sub-block pairs keep TurboFan
+ * from loading everything up front. Q5_K's 5-bit quants leave no room for the i16 reduction, so its
+ * sub-block sums are widened first (kSums), as dotQ4K does.
+ */
+// @ts-ignore: decorator
+@inline function rowKx2r<T>(w: usize, xq: usize, xd: usize, xs: usize, qb: usize, dd: usize, db: usize, n: i32, out: usize, os: usize): void {
+  const five = sizeof<T>() == 2;
+  const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
+  const m4 = v128.load(QC, 128), one = v128.load(QC, 144), ones = v128.load(QC, 16);
   const c63 = i32x4.splat(63), c15 = i32x4.splat(15), z = i32x4.splat(0);
   let acc0 = f32x4.splat(0), macc0 = f32x4.splat(0), acc1 = f32x4.splat(0), macc1 = f32x4.splat(0);
-  let v0: v128, v1: v128, lo0: v128, lo1: v128;
+  let v0: v128, v1: v128, lo0: v128, lo1: v128, hi0: v128, hi1: v128;
   let a0: v128, a1: v128, a2: v128, a3: v128, a4: v128, a5: v128, a6: v128, a7: v128;
   let b0: v128, b1: v128, b2: v128, b3: v128, b4: v128, b5: v128, b6: v128, b7: v128;
   for (let sb = 0; sb < (n >> 8); sb++) {
-    const p = w + <usize>sb * 176;
+    const p = w + <usize>sb * bs, q = p + qo;
     const xb = sb << 3;
     const x0 = xq + (<usize>xb << 5), x1 = x0 + qb;
-    const h0 = v128.load(p, 16), h1 = v128.load(p, 32);
-    v0 = v128.load(p, 48); v1 = v128.load(p, 64);
-    lo0 = v128.or(v128.and(v0, m4), i16x8.shl(v128.and(i16x8.shr_u(h0, 0), one), 4)); lo1 = v128.or(v128.and(v1, m4), i16x8.shl(v128.and(i16x8.shr_u(h1, 0), one), 4));
-    a0 = dotr(lo0, lo1, x0 + 0); b0 = dotr(lo0, lo1, x1 + 0);
-    v128.store32_lane(out, a0, 0); v128.store32_lane(out, b0, 0);
-    lo0 = v128.or(v128.and(i16x8.shr_u(v0, 4), m4), i16x8.shl(v128.and(i16x8.shr_u(h0, 1), one), 4)); lo1 = v128.or(v128.and(i16x8.shr_u(v1, 4), m4), i16x8.shl(v128.and(i16x8.shr_u(h1, 1), one), 4));
-    a1 = dotr(lo0, lo1, x0 + 32); b1 = dotr(lo0, lo1, x1 + 32);
+    const h0 = five ? v128.load(p, 16) : z, h1 = five ? v128.load(p, 32) : z;
+    v0 = v128.load(q, 0); v1 = v128.load(q, 16);
+    lo0 = v128.and(v0, m4); lo1 = v128.and(v1, m4); hi0 = v128.and(i16x8.shr_u(v0, 4), m4); hi1 = v128.and(i16x8.shr_u(v1, 4), m4);
+    if (five) {
+      lo0 = v128.or(lo0, fifth(h0, 0, one)); lo1 = v128.or(lo1, fifth(h1, 0, one));
+      hi0 = v128.or(hi0, fifth(h0, 1, one)); hi1 = v128.or(hi1, fifth(h1, 1, one));
+    }
+    a0 = dotr16(lo0, lo1, x0 + 0); b0 = dotr16(lo0, lo1, x1 + 0);
+    a1 = dotr16(hi0, hi1, x0 + 32); b1 = dotr16(hi0, hi1, x1 + 32);
     v128.store32_lane(out, a1, 0); v128.store32_lane(out, b1, 0);
-    v0 = v128.load(p, 80); v1 = v128.load(p, 96);
-    lo0 = v128.or(v128.and(v0, m4), i16x8.shl(v128.and(i16x8.shr_u(h0, 2), one), 4)); lo1 = v128.or(v128.and(v1, m4), i16x8.shl(v128.and(i16x8.shr_u(h1, 2), one), 4));
-    a2 = dotr(lo0, lo1, x0 + 64); b2 = dotr(lo0, lo1, x1 + 64);
-    v128.store32_lane(out, a2, 0); v128.store32_lane(out, b2, 0);
-    lo0 = v128.or(v128.and(i16x8.shr_u(v0, 4), m4), i16x8.shl(v128.and(i16x8.shr_u(h0, 3), one), 4)); lo1 = v128.or(v128.and(i16x8.shr_u(v1, 4), m4), i16x8.shl(v128.and(i16x8.shr_u(h1, 3), one), 4));
-    a3 = dotr(lo0, lo1, x0 + 96); b3 = dotr(lo0, lo1, x1 + 96);
+    v0 = v128.load(q, 32); v1 = v128.load(q, 48);
+    lo0 = v128.and(v0, m4); lo1 = v128.and(v1, m4); hi0 = v128.and(i16x8.shr_u(v0, 4), m4); hi1 = v128.and(i16x8.shr_u(v1, 4), m4);
+    if (five) {
+      lo0 = v128.or(lo0, fifth(h0, 2, one)); lo1 = v128.or(lo1, fifth(h1, 2, one));
+      hi0 = v128.or(hi0, fifth(h0, 3, one)); hi1 = v128.or(hi1, fifth(h1, 3, one));
+    }
+    a2 = dotr16(lo0, lo1, x0 + 64); b2 = dotr16(lo0, lo1, x1 + 64);
+    a3 = dotr16(hi0, hi1, x0 + 96); b3 = dotr16(hi0, hi1, x1 + 96);
     v128.store32_lane(out, a3, 0); v128.store32_lane(out, b3, 0);
-    const sLo0 = reduce4(a0, a1, a2, a3), sLo1 = reduce4(b0, b1, b2, b3);
+    const sLo0 = kSums(five, a0, a1, a2, a3, ones), sLo1 = kSums(five, b0, b1, b2, b3, ones);
     v128.store32_lane(out, sLo0, 0); v128.store32_lane(out, sLo1, 0);
-    v0 = v128.load(p, 112); v1 = v128.load(p, 128);
-    lo0 = v128.or(v128.and(v0, m4), i16x8.shl(v128.and(i16x8.shr_u(h0, 4), one), 4)); lo1 = v128.or(v128.and(v1, m4), i16x8.shl(v128.and(i16x8.shr_u(h1, 4), one), 4));
-    a4 = dotr(lo0, lo1, x0 + 128); b4 = dotr(lo0, lo1, x1 + 128);
-    v128.store32_lane(out, a4, 0); v128.store32_lane(out, b4, 0);
-    lo0 = v128.or(v128.and(i16x8.shr_u(v0, 4), m4), i16x8.shl(v128.and(i16x8.shr_u(h0, 5), one), 4)); lo1 = v128.or(v128.and(i16x8.shr_u(v1, 4), m4), i16x8.shl(v128.and(i16x8.shr_u(h1, 5), one), 4));
-    a5 = dotr(lo0, lo1, x0 + 160); b5 = dotr(lo0, lo1, x1 + 160);
+    v0 = v128.load(q, 64); v1 = v128.load(q, 80);
+    lo0 = v128.and(v0, m4); lo1 = v128.and(v1, m4); hi0 = v128.and(i16x8.shr_u(v0, 4), m4); hi1 = v128.and(i16x8.shr_u(v1, 4), m4);
+    if (five) {
+      lo0 = v128.or(lo0, fifth(h0, 4, one)); lo1 = v128.or(lo1, fifth(h1, 4, one));
+      hi0 = v128.or(hi0, fifth(h0, 5, one)); hi1 = v128.or(hi1, fifth(h1, 5, one));
+    }
+    a4 = dotr16(lo0, lo1, x0 + 128); b4 = dotr16(lo0, lo1, x1 + 128);
+    a5 = dotr16(hi0, hi1, x0 + 160); b5 = dotr16(hi0, hi1, x1 + 160);
     v128.store32_lane(out, a5, 0); v128.store32_lane(out, b5, 0);
-    v0 = v128.load(p, 144); v1 = v128.load(p, 160);
-    lo0 = v128.or(v128.and(v0, m4), i16x8.shl(v128.and(i16x8.shr_u(h0, 6), one), 4)); lo1 = v128.or(v128.and(v1, m4), i16x8.shl(v128.and(i16x8.shr_u(h1, 6), one), 4));
-    a6 = dotr(lo0, lo1, x0 + 192); b6 = dotr(lo0, lo1, x1 + 192);
-    v128.store32_lane(out, a6, 0); v128.store32_lane(out, b6, 0);
-    lo0 = v128.or(v128.and(i16x8.shr_u(v0, 4), m4), i16x8.shl(v128.and(i16x8.shr_u(h0, 7), one), 4)); lo1 = v128.or(v128.and(i16x8.shr_u(v1, 4), m4), i16x8.shl(v128.and(i16x8.shr_u(h1, 7), one), 4));
-    a7 = dotr(lo0, lo1, x0 + 224); b7 = dotr(lo0, lo1, x1 + 224);
+    v0 = v128.load(q, 96); v1 = v128.load(q, 112);
+    lo0 = v128.and(v0, m4); lo1 = v128.and(v1, m4); hi0 = v128.and(i16x8.shr_u(v0, 4), m4); hi1 = v128.and(i16x8.shr_u(v1, 4), m4);
+    if (five) {
+      lo0 = v128.or(lo0, fifth(h0, 6, one)); lo1 = v128.or(lo1, fifth(h1, 6, one));
+      hi0 = v128.or(hi0, fifth(h0, 7, one)); hi1 = v128.or(hi1, fifth(h1, 7, one));
+    }
+    a6 = dotr16(lo0, lo1, x0 + 192); b6 = dotr16(lo0, lo1, x1 + 192);
+    a7 = dotr16(hi0, hi1, x0 + 224); b7 = dotr16(hi0, hi1, x1 + 224);
     v128.store32_lane(out, a7, 0); v128.store32_lane(out, b7, 0);
-    const sHi0 = reduce4(a4, a5, a6, a7), sHi1 = reduce4(b4, b5, b6, b7);
+    const sHi0 = kSums(five, a4, a5, a6, a7, ones), sHi1 = kSums(five, b4, b5, b6, b7, ones);
     const v = v128.load(p, 4);
     const A = v128.shuffle<u8>(v, z, 0, 16, 16, 16, 1, 16, 16, 16, 2, 16, 16, 16, 3, 16, 16, 16);
     const B = v128.shuffle<u8>(v, z, 4, 16, 16, 16, 5, 16, 16, 16, 6, 16, 16, 16, 7, 16, 16, 16);
@@ -874,4 +834,17 @@ export function rowQ5Kx2r(w: usize, xq: usize, xd: usize, xs: usize, qb: usize, 
   }
   store<f32>(out, hsum4(acc0) - hsum4(macc0));
   store<f32>(out + os, hsum4(acc1) - hsum4(macc1));
+}
+
+/** Q5_K's fifth bits for one sub-block: bit `bit` of each qh byte moved to 0x10 (byte lanes). */
+// @ts-ignore: decorator
+@inline function fifth(h: v128, bit: i32, one: v128): v128 {
+  return i16x8.shl(v128.and(i16x8.shr_u(h, bit), one), 4);
+}
+
+/** Four sub-block sums as i32x4: reduce4i16 for 4-bit quants, widened first for 5-bit ones. */
+// @ts-ignore: decorator
+@inline function kSums(five: bool, d0: v128, d1: v128, d2: v128, d3: v128, ones: v128): v128 {
+  if (five) return reduce4(i32x4.extadd_pairwise_i16x8_s(d0), i32x4.extadd_pairwise_i16x8_s(d1), i32x4.extadd_pairwise_i16x8_s(d2), i32x4.extadd_pairwise_i16x8_s(d3));
+  return reduce4i16(d0, d1, d2, d3, ones);
 }
