@@ -23,6 +23,7 @@ import type { DoneEvent, SequenceResult, TokenLogprobs } from '../generate/event
 import { generate, type GenerateOptions } from '../generate/generate.js';
 import { collect, parseInteger, parseNumber } from './parse-args.js';
 import type { LanguageModel } from '../generate/language-model.js';
+import type { StrategyOptions } from '../generate/strategy.js';
 import { loadFromFlags, withModelFlags, type ModelFlags } from './model-flags.js';
 import { CLI_DEFAULTS, samplingFromFlags, withSamplingFlags, type SamplingFlags } from './sampling-flags.js';
 
@@ -47,7 +48,7 @@ function readSchema(path: string): unknown {
   }
 }
 
-interface GenerateFlags extends ModelFlags, SamplingFlags {
+interface GenerateFlags extends ModelFlags, SamplingFlags, StrategyOptions {
   maxTokens: number;
   seed?: number;
   stop?: string[];
@@ -55,12 +56,6 @@ interface GenerateFlags extends ModelFlags, SamplingFlags {
   ctxSize?: number;
   bos: boolean;
   special?: boolean;
-  n?: number;
-  numBeams?: number;
-  lengthPenalty?: number;
-  earlyStopping?: EarlyStopping;
-  numReturnSequences?: number;
-  topLogprobs?: number;
   jsonMode?: boolean;
   jsonSchema?: string;
 }

@@ -64,24 +64,19 @@ export class WasmHeap {
    * A zeroed Float32Array of n values inside the memory whose block is reused once the array is
    * garbage-collected (FinalizationRegistry): for KV caches and scratch created many times.
    */
-  f32Managed = (n: number): Float32Array => {
-    const bytes = n * 4;
-    const ptr = this.freeBlocks.get(bytes)?.pop() ?? this.alloc(bytes);
-    const a = new Float32Array(this.buffer(), ptr, n);
-    a.fill(0);
-    this.registry.register(a, { ptr, bytes });
-    return a;
-  };
+  f32Managed = (n: number): Float32Array => this.managed(n * 4, (b, p) => new Float32Array(b, p, n));
 
   /** f32Managed for f16 storage: a zeroed Uint16Array of n values (an f16 KV cache). */
-  u16Managed = (n: number): Uint16Array => {
-    const bytes = Math.ceil(n / 2) * 4;
+  u16Managed = (n: number): Uint16Array => this.managed(Math.ceil(n / 2) * 4, (b, p) => new Uint16Array(b, p, n));
+
+  /** A zeroed view made by `view` over a reused or fresh block of `bytes`, freed with the view. */
+  private managed<V extends Float32Array | Uint16Array>(bytes: number, view: (buf: SharedArrayBuffer, ptr: number) => V): V {
     const ptr = this.freeBlocks.get(bytes)?.pop() ?? this.alloc(bytes);
-    const a = new Uint16Array(this.buffer(), ptr, n);
+    const a = view(this.buffer(), ptr);
     a.fill(0);
     this.registry.register(a, { ptr, bytes });
     return a;
-  };
+  }
 
   /** A fresh Uint8Array of `bytes` inside the memory (e.g. openModelFile's `allocate`: weights land here, never copied). */
   allocate = (bytes: number): Uint8Array => {

@@ -60,22 +60,10 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
         }
         if (t == t1) continue;
         const row = rowAt(w, r, rb, cb, n4, gbuf);
-        if (type == Q4_K) {
+        if (type == Q4_K || type == Q5_K || type == Q6_K) {
           for (; t + 2 <= t1; t += 2) {
             const tu = <usize>t;
-            rowQ4Kx2r(row, xq + tu * qb, xd + tu * dd, xs + tu * db, qb, dd, db, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
-          }
-        }
-        if (type == Q5_K) {
-          for (; t + 2 <= t1; t += 2) {
-            const tu = <usize>t;
-            rowQ5Kx2r(row, xq + tu * qb, xd + tu * dd, xs + tu * db, qb, dd, db, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
-          }
-        }
-        if (type == Q6_K) {
-          for (; t + 2 <= t1; t += 2) {
-            const tu = <usize>t;
-            rowQ6Kx2r(row, xq + tu * qb, xd + tu * dd, qb, dd, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
+            rowKx2(type, row, xq + tu * qb, xd + tu * dd, xs + tu * db, qb, dd, db, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
           }
         }
         for (; t < t1; t++) {
@@ -183,6 +171,14 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
       }
     }
   }
+}
+
+/** The two-token prefill kernel of a K-quant type (relaxed build; Q6_K has no min term, so no xs). */
+// @ts-ignore: decorator
+@inline function rowKx2(type: i32, row: usize, xq: usize, xd: usize, xs: usize, qb: usize, dd: usize, db: usize, n: i32, out: usize, os: usize): void {
+  if (type == Q4_K) rowQ4Kx2r(row, xq, xd, xs, qb, dd, db, n, out, os);
+  else if (type == Q5_K) rowQ5Kx2r(row, xq, xd, xs, qb, dd, db, n, out, os);
+  else rowQ6Kx2r(row, xq, xd, qb, dd, n, out, os);
 }
 
 /** Where row r starts: its first chunk inside an interleaved group, else its GGUF-order row. */
