@@ -10,6 +10,7 @@ import { InvalidOptionError, TokenloopError } from '../errors.js';
 import { typeName } from '../format/dtypes.js';
 import type { MetaValue, ModelFile } from '../format/model-file.js';
 import { openModelFile } from '../format/open.js';
+import { kvLength } from '../kv/cache.js';
 import { loadModel } from '../model/registry.js';
 import type { Model } from '../model/model.js';
 import { resolveModelPath } from './resolve-model.js';
@@ -78,7 +79,7 @@ export function modelInfo(file: ModelFile, ctx?: number, kvType: 'f32' | 'f16' =
   if (model) {
     const c = model.config;
     const n = ctx ?? c.nCtx;
-    const kvCacheBytes = c.nLayer * 2 * c.nHeadKv * c.headDim * n * (kvType === 'f16' ? 2 : 4);
+    const kvCacheBytes = c.nLayer * 2 * kvLength(n, c.nHeadKv * c.headDim) * (kvType === 'f16' ? 2 : 4); // whole cache blocks
     // Decode scratch: activations of one token plus the attention scores row and the logits.
     const scratchBytes = 4 * (4 * c.nEmbd + 4 * c.nHead * c.headDim + 3 * c.nFF + n + c.nVocab);
     memory = { ctx: n, kvType, weightBytes: model.weightBytes, kvCacheBytes, scratchBytes, totalBytes: model.weightBytes + kvCacheBytes + scratchBytes };

@@ -2,8 +2,36 @@
  * KV cache: per layer, the keys and values of every position seen so far, stored as f32 or as f16
  * (half the memory and half the bytes attention reads per token; llama.cpp's default type).
  * Buffers are sized for the context actually requested (capacity), not the model's maximum.
+ *
+ * Layout, per layer: blocks of KV_BLOCK positions, each block head-major: (capacity / KV_BLOCK,
+ * heads, KV_BLOCK, headDim), see kvOffset. A head's keys for a block are one contiguous run (the
+ * attention kernels work through a run with every row in L1), and the blocks of all heads follow
+ * each other, so one decode step still reads a layer's cache front to back as one stream. With
+ * heads = 1 this is the plain (capacity, kvDim) row layout. Buffers hold whole blocks.
  */
 import { ContextOverflowError, InvalidOptionError } from '../errors.js';
+
+/** Positions per block of the cache layout (see the file comment). */
+export const KV_BLOCK = 32;
+
+/** Offset of (KV head h, position p) in a layer's buffer of `heads` heads of headDim values. */
+export function kvOffset(h: number, p: number, heads: number, headDim: number): number {
+  const b = Math.floor(p / KV_BLOCK);
+  return ((b * heads + h) * KV_BLOCK + (p - b * KV_BLOCK)) * headDim;
+}
+
+/**
+ * Values a layer's buffer must hold for positions 0..positions−1 of `heads` heads of headDim values
+ * (up to the last head's last position; kvLength rounds up to whole blocks).
+ */
+export function kvSpan(positions: number, heads: number, headDim: number): number {
+  return positions > 0 ? kvOffset(heads - 1, positions - 1, heads, headDim) + headDim : 0;
+}
+
+/** Values in a layer's buffer for `positions` positions (whole blocks) of kvDim values. */
+export function kvLength(positions: number, kvDim: number): number {
+  return Math.ceil(positions / KV_BLOCK) * KV_BLOCK * kvDim;
+}
 
 /** Element type of the cached keys and values. */
 export type KVCacheType = 'f32' | 'f16';
@@ -24,10 +52,12 @@ export function parseKVCacheType(v: unknown): KVCacheType {
 }
 
 export class KVCache {
-  /** Keys per layer: (capacity, kvDim) row-major. */
+  /** Keys per layer, kvLength(capacity, kvDim) values laid out as kvOffset says. */
   readonly k: KVRows[];
-  /** Values per layer: (capacity, kvDim) row-major. */
+  /** Values per layer, laid out as k. */
   readonly v: KVRows[];
+  /** Values per head and position (kvDim / heads). */
+  readonly headDim: number;
   private len = 0;
 
   /** Allocator of the per-layer buffers; forks use it too. */
@@ -36,10 +66,14 @@ export class KVCache {
   readonly type: KVCacheType;
 
   /**
-   * `from`: copy its cached positions (and take its type and allocator). `alloc`: where the
-   * buffers live (default: plain typed arrays). `type`: f32 (default) or f16.
+   * `from`: copy its cached positions (and take its type, allocator and heads). `alloc`: where the
+   * buffers live (default: plain typed arrays). `type`: f32 (default) or f16. `heads`: KV heads
+   * (kvDim = heads · headDim; default 1, the row layout).
    */
-  constructor(readonly nLayers: number, readonly kvDim: number, readonly capacity: number, from?: KVCache, alloc?: KVAllocator, type?: KVCacheType) {
+  constructor(readonly nLayers: number, readonly kvDim: number, readonly capacity: number, from?: KVCache, alloc?: KVAllocator, type?: KVCacheType,
+    readonly heads: number = from?.heads ?? 1) {
+    if (!Number.isInteger(heads) || heads < 1 || kvDim % heads !== 0) throw new RangeError(`KV cache: ${kvDim} values per position do not split into ${heads} heads`);
+    this.headDim = kvDim / heads;
     this.k = [];
     this.v = [];
     this.alloc = alloc ?? from?.alloc;
@@ -47,17 +81,15 @@ export class KVCache {
     const a = this.alloc;
     const make = this.type === 'f16' ? (n: number): KVRows => (a ? a.f16(n) : new Uint16Array(n)) : (n: number): KVRows => (a ? a.f32(n) : new Float32Array(n));
     for (let l = 0; l < nLayers; l++) {
-      this.k.push(make(capacity * kvDim));
-      this.v.push(make(capacity * kvDim));
+      this.k.push(make(kvLength(capacity, kvDim)));
+      this.v.push(make(kvLength(capacity, kvDim)));
     }
-    if (from) {
-      const used = from.len * kvDim;
-      for (let l = 0; l < nLayers; l++) {
-        this.k[l]!.set(from.k[l]!.subarray(0, used));
-        this.v[l]!.set(from.v[l]!.subarray(0, used));
-      }
-      this.len = from.len;
-    }
+    if (from) this.copyFrom(from);
+  }
+
+  /** Offset in k[l] / v[l] of position `pos` of KV head `head` (its headDim values follow). */
+  offset(head: number, pos: number): number {
+    return kvOffset(head, pos, this.heads, this.headDim);
   }
 
   /** Number of cached positions. */
@@ -70,7 +102,7 @@ export class KVCache {
   get bytes(): number { return this.len * this.kvDim * 2 * this.nLayers * this.elementBytes; }
 
   /** Bytes allocated for the full capacity. */
-  get capacityBytes(): number { return this.capacity * this.kvDim * 2 * this.nLayers * this.elementBytes; }
+  get capacityBytes(): number { return kvLength(this.capacity, this.kvDim) * 2 * this.nLayers * this.elementBytes; }
 
   /** Throws unless `n` more positions fit. */
   ensureRoom(n: number): void {
@@ -97,13 +129,16 @@ export class KVCache {
     return new KVCache(this.nLayers, this.kvDim, capacity, this);
   }
 
-  /** Copy the cached positions of `other` into this cache (same shape), replacing its contents. */
+  /** Copy the cached positions of `other` into this cache (same shape, any capacity ≥ its length), replacing its contents. */
   copyFrom(other: KVCache): void {
-    if (other.nLayers !== this.nLayers || other.kvDim !== this.kvDim || other.type !== this.type || other.len > this.capacity) throw new RangeError('cache shapes differ');
-    const used = other.len * this.kvDim;
+    if (other.nLayers !== this.nLayers || other.kvDim !== this.kvDim || other.heads !== this.heads || other.type !== this.type || other.len > this.capacity) {
+      throw new RangeError('cache shapes differ');
+    }
+    // the layout does not depend on the capacity: the blocks in use are one run
+    const run = kvLength(other.len, this.kvDim);
     for (let l = 0; l < this.nLayers; l++) {
-      this.k[l]!.set(other.k[l]!.subarray(0, used));
-      this.v[l]!.set(other.v[l]!.subarray(0, used));
+      this.k[l]!.set(other.k[l]!.subarray(0, run));
+      this.v[l]!.set(other.v[l]!.subarray(0, run));
     }
     this.len = other.len;
   }

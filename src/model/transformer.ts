@@ -78,7 +78,7 @@ export class TransformerModel implements Model {
       throw new ContextOverflowError(`requested context of ${maxTokens} tokens exceeds the model's context length ${this.config.nCtx}`);
     }
     const heap = this.wasm?.heap;
-    return new KVCache(this.config.nLayer, this.kvDim, maxTokens, undefined, heap && { f32: heap.f32Managed, f16: heap.u16Managed }, this.kvType);
+    return new KVCache(this.config.nLayer, this.kvDim, maxTokens, undefined, heap && { f32: heap.f32Managed, f16: heap.u16Managed }, this.kvType, this.config.nHeadKv);
   }
 
   /**
@@ -96,8 +96,8 @@ export class TransformerModel implements Model {
         throw new InvalidOptionError(`invalid token id ${t} at index ${i}: ids must be integers in [0, ${c.nVocab})`);
       }
     }
-    if (cache.nLayers !== c.nLayer || cache.kvDim !== this.kvDim) {
-      throw new InvalidOptionError(`KV cache shape (${cache.nLayers} layers × ${cache.kvDim}) does not match the model (${c.nLayer} × ${this.kvDim})`);
+    if (cache.nLayers !== c.nLayer || cache.kvDim !== this.kvDim || cache.heads !== c.nHeadKv) {
+      throw new InvalidOptionError(`KV cache shape (${cache.nLayers} layers × ${cache.heads} heads × ${cache.headDim}) does not match the model (${c.nLayer} × ${c.nHeadKv} × ${c.headDim})`);
     }
     const pos0 = cache.length;
     cache.ensureRoom(nT);
@@ -160,8 +160,8 @@ export class TransformerModel implements Model {
         }
       }
       const kc = cache.k[l]!, vc = cache.v[l]!;
-      this.storeKV(kc, k, pos0 * kvDim, nT * kvDim);
-      this.storeKV(vc, v, pos0 * kvDim, nT * kvDim);
+      this.storeKV(cache, kc, k, pos0, nT);
+      this.storeKV(cache, vc, v, pos0, nT);
       const sh = this.shapes[l]!;
       const wasm = this.wasm;
       if (wasm && sh.window === 0 && sh.softcap === 0 && wasm.heap.owns(kc) && wasm.heap.owns(vc)) {
@@ -220,11 +220,20 @@ export class TransformerModel implements Model {
     else for (let i = 0; i < n; i++) x[i] = x[i]! + y[i]!;
   }
 
-  /** dst[off..off+n) = src[0..n), converted to f16 bits for an f16 cache (round to nearest even). */
-  private storeKV(dst: KVRows, src: Float32Array, off: number, n: number): void {
-    if (dst instanceof Float32Array) dst.set(src.subarray(0, n), off);
-    else if (this.wasm) this.wasm.storeHalf(dst, off, src, 0, n);
-    else for (let i = 0; i < n; i++) dst[off + i] = f32ToF16(src[i]!);
+  /**
+   * Append nT rows of src (kvDim values each) at position pos0 of one layer's keys or values
+   * (head-major, kv/cache.ts); an f16 cache gets f16 bits (round to nearest even).
+   */
+  private storeKV(cache: KVCache, dst: KVRows, src: Float32Array, pos0: number, nT: number): void {
+    const { heads, headDim } = cache;
+    if (this.wasm?.heap.owns(dst)) { this.wasm.storeKV(dst, src, nT, heads, headDim, pos0); return; }
+    for (let h = 0; h < heads; h++) {
+      for (let t = 0; t < nT; t++) {
+        const s0 = (t * heads + h) * headDim, d0 = cache.offset(h, pos0 + t);
+        if (dst instanceof Float32Array) dst.set(src.subarray(s0, s0 + headDim), d0);
+        else for (let i = 0; i < headDim; i++) dst[d0 + i] = f32ToF16(src[s0 + i]!);
+      }
+    }
   }
 
   /** normRows for the model-width norms (attention/FFN input, output): RMSNorm rows in wasm when the backend is. */

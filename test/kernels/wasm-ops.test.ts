@@ -1,5 +1,6 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { kvLength, kvOffset, kvSpan } from '../../src/kv/cache.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
 import { createRng, randF32 } from './fixtures.ts';
 
@@ -78,11 +79,16 @@ test('rope: adjacent pairs and neox halves, partial rotary dims, match f64', () 
   }
 });
 
-/** Wasm attention (1 and 2 threads, bit-identical) vs an f64 reference; returns the 1-thread result. */
-function checkAttention(seed: number, nHead: number, nHeadKv: number, headDim: number, start: number, nTok: number): Float32Array {
+/**
+ * Wasm attention (1 and 2 threads, bit-identical) vs an f64 reference, over caches in the layout
+ * of kv/cache.ts (blocks of KV_BLOCK positions, head-major inside) with room for `spare` more
+ * positions (random values there must not leak in); returns the 1-thread result.
+ */
+function checkAttention(seed: number, nHead: number, nHeadKv: number, headDim: number, start: number, nTok: number, spare = 3): Float32Array {
   const rng = createRng(seed);
-  const kvDim = nHeadKv * headDim;
-  const k = randF32(rng, (start + nTok) * kvDim), v = randF32(rng, (start + nTok) * kvDim), q = randF32(rng, nTok * nHead * headDim);
+  const n = kvLength(start + nTok + spare, nHeadKv * headDim);
+  const at = (h: number, p: number, i: number) => kvOffset(h, p, nHeadKv, headDim) + i;
+  const k = randF32(rng, n), v = randF32(rng, n), q = randF32(rng, nTok * nHead * headDim);
   const scale = 1 / Math.sqrt(headDim);
   const a = new Float32Array(nTok * nHead * headDim), b = a.slice();
   one.attention(a, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale);
@@ -95,18 +101,25 @@ function checkAttention(seed: number, nHead: number, nHeadKv: number, headDim: n
       const s: number[] = [];
       for (let p = 0; p < nPos; p++) {
         let d = 0;
-        for (let i = 0; i < headDim; i++) d += q[(t * nHead + h) * headDim + i]! * k[p * kvDim + kh * headDim + i]!;
+        for (let i = 0; i < headDim; i++) d += q[(t * nHead + h) * headDim + i]! * k[at(kh, p, i)]!;
         s.push(d * scale);
       }
       const m = Math.max(...s), e = s.map((z) => Math.exp(z - m)), z = e.reduce((x, y) => x + y, 0);
       for (let i = 0; i < headDim; i++) {
         let o = 0;
-        for (let p = 0; p < nPos; p++) o += (e[p]! / z) * v[p * kvDim + kh * headDim + i]!;
+        for (let p = 0; p < nPos; p++) o += (e[p]! / z) * v[at(kh, p, i)]!;
         want.push(o);
       }
     }
   }
   close(a, want, 2e-6, `attention headDim=${headDim} start=${start}`);
+  // the same queries one call per token (decode) give the same bits as one call for all (prefill)
+  const qDim = nHead * headDim;
+  for (let t = 0; t < nTok; t++) {
+    const o = new Float32Array(qDim);
+    one.attention(o, q.subarray(t * qDim, (t + 1) * qDim), k, v, 1, start + t, nHead, nHeadKv, headDim, scale);
+    assert.deepEqual(o, a.subarray(t * qDim, (t + 1) * qDim), `token ${t} decoded alone`);
+  }
   return a;
 }
 
@@ -116,15 +129,20 @@ test('attention (GQA, causal, several queries) matches f64; 1 and 2 threads bit-
   const q = new Float32Array(nTok * nHead * headDim), k = new Float32Array((start + nTok) * nHeadKv * headDim), v = k.slice();
   const scale = 1 / Math.sqrt(headDim);
   assert.throws(() => one.attention(a, q, k, v, nTok, start, 5, 2, headDim, scale), /not a multiple/);
+  // a cache too short for the attended positions is refused (not read out of bounds)
+  const full = new Float32Array(kvSpan(start + nTok, nHeadKv, headDim));
+  assert.throws(() => one.attention(a, q, full.subarray(1), full, nTok, start, nHead, nHeadKv, headDim, scale), /do not hold/);
+  assert.throws(() => one.attention(a, q, full, full, nTok, 32, nHead, nHeadKv, headDim, scale), /do not hold/);
 });
 
-test('attention with headDim a multiple of 16 (vectorised path: q·k in four lanes, value rows summed 16 dims at a time) matches f64', () => {
-  checkAttention(5, 4, 2, 64, 37, 3);
+test('attention with headDim a multiple of 16 (vectorised path: four keys per step, values 16 dims per pass, block by block) matches f64', () => {
+  checkAttention(5, 4, 2, 64, 37, 3); // two blocks, the second partial
   checkAttention(6, 3, 3, 32, 0, 1);
   checkAttention(7, 2, 1, 80, 200, 2);
-  // one query (decode): positions walked once for all heads
-  checkAttention(9, 8, 2, 64, 50, 1);
+  checkAttention(8, 2, 2, 128, 14, 4); // positions 15..18: the four-key loop and its tail
+  checkAttention(9, 8, 2, 64, 63, 1, 0); // exactly two full blocks
   checkAttention(10, 5, 5, 16, 130, 1);
+  checkAttention(11, 6, 2, 64, 30, 5); // queries on both sides of a block edge, odd positions per block end
 });
 
 test('add: residual sum, aliasing the output with an input, odd n', () => {

@@ -2,7 +2,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { F16_TABLE, f32ToF16 } from '../../src/format/dtypes.ts';
 import { openModelFile } from '../../src/format/open.ts';
-import { KVCache } from '../../src/kv/cache.ts';
+import { KVCache, kvLength } from '../../src/kv/cache.ts';
 import { attention as jsAttention } from '../../src/model/kernels/attention.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
 import { loadModel } from '../../src/model/registry.ts';
@@ -37,7 +37,7 @@ test('attention over f16 caches: bit-identical to f32 attention over the same va
   const rng = createRng(22);
   for (const [headDim, nHead, nHeadKv] of [[64, 4, 2], [16, 3, 3], [8, 4, 1]] as const) {
     for (const [nTok, start] of [[1, 37], [5, 0], [3, 9]] as const) {
-      const kvDim = nHeadKv * headDim, n = (start + nTok) * kvDim;
+      const kvDim = nHeadKv * headDim, n = kvLength(start + nTok, kvDim);
       const kh = new Uint16Array(n), vh = new Uint16Array(n);
       const kf = new Float32Array(n), vf = new Float32Array(n);
       const k0 = randF32(rng, n, 2), v0 = randF32(rng, n, 2);

@@ -6,6 +6,7 @@
  */
 
 import { F16_TABLE } from '../../format/dtypes.js';
+import { kvOffset, kvSpan } from '../../kv/cache.js';
 
 let acc = new Float64Array(0);
 let kHalf: Float32Array = new Float32Array(0), vHalf: Float32Array = new Float32Array(0);
@@ -32,16 +33,16 @@ export interface AttentionShape {
 
 /**
  * out (nTokens × nHead·headDim) = attention of q (nTokens × nHead·headDim) at positions
- * pos0.. over cached keys/values kc, vc ((capacity, nHeadKv·headDim) rows, rows 0..pos0+nTokens−1
- * filled), f32 or f16 bits (an f16 cache is converted exactly). `scores` is scratch of at least
- * pos0+nTokens floats.
+ * pos0.. over cached keys/values kc, vc (laid out as kv/cache.ts kvOffset says, positions
+ * 0..pos0+nTokens−1 filled), f32 or f16 bits (an f16 cache is converted exactly). `scores` is
+ * scratch of at least pos0+nTokens floats.
  */
 export function attention(out: Float32Array, q: Float32Array, kcIn: Float32Array | Uint16Array, vcIn: Float32Array | Uint16Array,
   pos0: number, nTokens: number, s: AttentionShape, scores: Float32Array): void {
   const { nHead, nHeadKv, headDim, scale, window, softcap } = s;
   const qDim = nHead * headDim;
-  const kvDim = nHeadKv * headDim;
-  const used = (pos0 + nTokens) * kvDim;
+  const used = kvSpan(pos0 + nTokens, nHeadKv, headDim);
+  if (kcIn.length < used || vcIn.length < used) throw new RangeError('attention: cache buffers do not hold the positions attended to');
   const kc = kcIn instanceof Float32Array ? kcIn : (kHalf = fromHalf(kcIn, used, kHalf));
   const vc = vcIn instanceof Float32Array ? vcIn : (vHalf = fromHalf(vcIn, used, vHalf));
   const group = nHead / nHeadKv;
@@ -53,10 +54,10 @@ export function attention(out: Float32Array, q: Float32Array, kcIn: Float32Array
     const n = pos - lo + 1;
     for (let h = 0; h < nHead; h++) {
       const qOff = t * qDim + h * headDim;
-      const kvOff = Math.floor(h / group) * headDim;
+      const kvh = Math.floor(h / group);
       let max = -Infinity;
       for (let j = 0; j < n; j++) {
-        const kOff = (lo + j) * kvDim + kvOff;
+        const kOff = kvOffset(kvh, lo + j, nHeadKv, headDim);
         let d = 0;
         for (let i = 0; i < headDim; i++) d += q[qOff + i]! * kc[kOff + i]!;
         d *= scale;
@@ -71,7 +72,7 @@ export function attention(out: Float32Array, q: Float32Array, kcIn: Float32Array
       a.fill(0, 0, headDim);
       for (let j = 0; j < n; j++) {
         const p = scores[j]!;
-        const vOff = (lo + j) * kvDim + kvOff;
+        const vOff = kvOffset(kvh, lo + j, nHeadKv, headDim);
         for (let i = 0; i < headDim; i++) a[i] += p * vc[vOff + i]!;
       }
       for (let i = 0; i < headDim; i++) out[oOff + i] = a[i]! * inv;

@@ -9,6 +9,7 @@
  */
 import { InvalidOptionError, UnsupportedError } from '../../../errors.js';
 import { GGMLType, blockLayout, typeName } from '../../../format/dtypes.js';
+import { kvSpan } from '../../../kv/cache.js';
 import { ThreadPool, resolveThreads } from '../threads/pool.js';
 import { WasmHeap, createSharedMemory } from './heap.js';
 import { defaultKernelVariant, instantiateKernels, kernelModule, type KernelExports, type KernelVariant } from './module.js';
@@ -245,8 +246,9 @@ export class WasmBackend {
   }
 
   /**
-   * Causal attention of nTok queries at positions start.. against caches k, v laid out
-   * (position, nHeadKv·headDim) holding at least start + nTok positions; q, out (nTok, nHead·headDim).
+   * Causal attention of nTok queries at positions start.. against caches k, v laid out as
+   * src/kv/cache.ts says (blocks of KV_BLOCK positions, head-major inside), holding at least
+   * start + nTok positions; q, out (nTok, nHead·headDim).
    * k and v are both f32, or both f16 bits (Uint16Array: an f16 KV cache).
    */
   attention(out: Float32Array, q: Float32Array, k: Float32Array | Uint16Array, v: Float32Array | Uint16Array, nTok: number, start: number,
@@ -254,12 +256,13 @@ export class WasmBackend {
     if (nHead % nHeadKv !== 0) throw new InvalidOptionError(`attention: ${nHead} heads are not a multiple of ${nHeadKv} kv heads`);
     const half = k instanceof Uint16Array;
     if (half !== v instanceof Uint16Array) throw new InvalidOptionError('attention: k and v caches must have the same element type');
-    const kvLen = (start + nTok) * nHeadKv * headDim;
+    const used = kvSpan(start + nTok, nHeadKv, headDim);
+    if (k.length < used || v.length < used) throw new InvalidOptionError('attention: cache buffers do not hold the positions attended to');
     const qp = this.input(q, 'x', nTok * nHead * headDim);
-    const kp = this.inputAny(k, 'k', kvLen), vp = this.inputAny(v, 'v', kvLen);
+    const kp = this.inputAny(k, 'k', used), vp = this.inputAny(v, 'v', used);
     const op = this.output(out, 'out', nTok * nHead * headDim);
-    // a single query keeps every head's scores (see the wasm attentionOne)
-    this.ensureScratch((start + nTok) * 4 * (nTok === 1 ? nHead : 1));
+    // every head's scores for one query, 1/Σ per head, one dummy slot (see the wasm attention)
+    this.ensureScratch((nHead * (start + nTok + 1) + 1) * 4);
     if (this.pool && nHead >= this.threads && (start + nTok) * nHead * headDim * nTok >= this.parallelMin) {
       this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride, half ? 1 : 0);
     } else {
@@ -279,6 +282,18 @@ export class WasmBackend {
     const dp = owned ? dst.byteOffset + dOff * 2 : this.stage('half.out', n * 2);
     this.kernels.storeHalf(dp, sp, n);
     if (!owned) dst.set(new Uint16Array(this.heap.memory.buffer, dp, n), dOff);
+  }
+
+  /**
+   * Append nTok rows of src (heads·headDim f32 each) at position pos0 of a cache layer dst
+   * (src/kv/cache.ts layout) that lives in this backend's memory: f32, or f16 bits rounded as
+   * storeHalf does.
+   */
+  storeKV(dst: Float32Array | Uint16Array, src: Float32Array, nTok: number, heads: number, headDim: number, pos0: number): void {
+    if (!this.heap.owns(dst)) throw new InvalidOptionError('wasm backend: storeKV needs a cache allocated in its memory');
+    if (dst.length < kvSpan(pos0 + nTok, heads, headDim)) throw new InvalidOptionError(`wasm backend: cache of ${dst.length} values cannot take positions ${pos0}..${pos0 + nTok}`);
+    const sp = this.input(src, 'x', nTok * heads * headDim);
+    this.kernels.storeKV(dst.byteOffset, sp, nTok, heads, headDim, pos0, dst instanceof Uint16Array ? 1 : 0);
   }
 
   /** Stop the worker threads (the process also exits without this: workers are unref'd). */

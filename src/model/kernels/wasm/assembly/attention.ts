@@ -1,36 +1,41 @@
 // Causal scaled dot-product attention (Vaswani et al. 2017) over the KV cache, with grouped-query
-// heads (GQA), for a cache of f32 or f16 values. The two element types share one generic body
-// (T = f32 | u16, resolved at compile time): f16 values are converted exactly on load (the
-// shift-and-mask method of simd.ts half4), so an f16 cache costs a few vector ops per four values
-// and halves the bytes attention streams from memory, which is what bounds decode attention.
-import { softmax } from './ops';
-import { dotF32 } from './rows';
-import { half } from './simd';
+// heads (GQA), for a cache of f32 or f16 values. The cache is head-major (src/kv/cache.ts): one KV
+// head's keys for positions 0..cap are one contiguous run of cap·headDim values, so each query head
+// streams its keys and then its values front to back. The two element types share one generic
+// body (T = f32 | u16, resolved at compile time). f16 values are widened with the shift-and-mask
+// method of simd.ts half4 but without its final ·2^112: the other operand (the query, or the
+// softmax weight) carries that factor instead, so a product equals the exact f16 value's.
+import { exp4, half, madd } from './simd';
 
 /** i32 mask sign | exponent | mantissa after the shift, and 2^112 (f16 → f32, see simd.ts). */
 const HC = memory.data<u32>([0x8fffe000, 0x8fffe000, 0x8fffe000, 0x8fffe000, 0x77800000, 0x77800000, 0x77800000, 0x77800000], 16);
 
-/** Four cache values at p as f32x4 (f16: exact conversion). */
+/** Four cache values at p as f32x4; f16 values come out times 2^−112 (see the file comment). */
 // @ts-ignore: decorator
 @inline function load4<T>(p: usize): v128 {
   if (sizeof<T>() == 4) return v128.load(p);
-  return f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p), 13), v128.load(HC)), v128.load(HC, 16));
+  return v128.and(i32x4.shl(v128.load16x4_s(p), 13), v128.load(HC));
 }
 
-/** One cache value at p as f32. */
+/** The factor the other operand carries: 1 for f32, 2^112 for f16. */
 // @ts-ignore: decorator
-@inline function load1<T>(p: usize): f32 {
-  if (sizeof<T>() == 4) return load<f32>(p);
-  return half(<u32>load<u16>(p));
+@inline function unscale<T>(): v128 {
+  return sizeof<T>() == 4 ? f32x4.splat(1) : v128.load(HC, 16);
 }
+
+/** Positions per cache block (src/kv/cache.ts KV_BLOCK). */
+const BLOCK = 32;
 
 /**
- * Attention over an f32 cache. q, out: (nTok, nHead·headDim) f32; k, v: (position, nHeadKv·headDim)
- * rows holding at least start + nTok positions. Computes heads [h0, h1) only (threads split by
- * head). headDim a multiple of 16: q·k with four f32x4 accumulators and value sums 16 dims at a
- * time in registers; a single query (decode) walks the cache position by position instead
- * (attentionOne), and then `scores` must hold (h1 − h0)·(start + 1) f32, else start + nTok.
- * `kvHalf` ≠ 0: k and v hold f16 bits.
+ * Attention of nTok queries at positions start.. over the KV cache. q, out: (nTok, nHead·headDim)
+ * f32; k, v: blocks of BLOCK positions, each (nHeadKv, BLOCK, headDim) (src/kv/cache.ts), holding
+ * at least start + nTok positions; `kvHalf` ≠ 0: they hold f16 bits. Computes heads [h0, h1) only
+ * (threads split by head). `scores`: (h1 − h0)·(start + nTok + 1) + 1 f32 of scratch.
+ * Per query: every head's scores, block by block (so the keys are read front to back once), then
+ * per head exponentiated in place, then the values block by block, each head's weighted sum
+ * carried in `out` between blocks and scaled by 1/Σ at the end (as the TypeScript reference
+ * does). Decode and prefill take the same steps per (token, head): a position's output does not
+ * depend on how the prompt was split into calls, nor on the thread split.
  */
 export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, start: i32, nHead: i32, nHeadKv: i32,
   headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize, kvHalf: i32): void {
@@ -41,125 +46,190 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
 // @ts-ignore: decorator
 @inline function attentionT<T>(out: usize, q: usize, k: usize, v: usize, nTok: i32, start: i32, nHead: i32, nHeadKv: i32,
   headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
-  const es = <usize>sizeof<T>();
-  const kvDim = nHeadKv * headDim;
   const group = nHead / nHeadKv;
-  const rowB = <usize>kvDim * es;
+  const hb = <usize>(BLOCK * headDim) * sizeof<T>(), bb = <usize>nHeadKv * hb;
   const fast = (headDim & 15) == 0;
-  if (fast && nTok == 1) { attentionOne<T>(out, q, k, v, start + 1, nHead, group, headDim, rowB, scale, h0, h1, scores); return; }
   for (let t = 0; t < nTok; t++) {
     const nPos = start + t + 1;
-    for (let h = h0; h < h1; h++) {
-      const qh = q + (<usize>(t * nHead + h) * headDim << 2);
-      const off = <usize>((h / group) * headDim) * es;
-      const oh = out + (<usize>(t * nHead + h) * headDim << 2);
-      if (fast) {
-        for (let p = 0; p < nPos; p++) store<f32>(scores + (<usize>p << 2), dot16s<T>(k + <usize>p * rowB + off, qh, headDim) * scale);
-        softmax(scores, nPos);
-        weightedSum<T>(oh, v + off, rowB, scores, nPos, headDim);
-        continue;
+    const sb = <usize>nPos << 2, inv = scores + <usize>(h1 - h0) * sb, sink = inv + (<usize>(h1 - h0) << 2);
+    const qt = q + (<usize>(t * nHead) * headDim << 2), ot = out + (<usize>(t * nHead) * headDim << 2);
+    for (let p0 = 0; p0 < nPos; p0 += BLOCK) {
+      const n = min(BLOCK, nPos - p0), kb = k + <usize>(p0 / BLOCK) * bb;
+      for (let h = h0; h < h1; h++) {
+        const s = scores + <usize>(h - h0) * sb + (<usize>p0 << 2), qh = qt + (<usize>(h * headDim) << 2), kh = kb + <usize>(h / group) * hb;
+        if (fast) scoresT<T>(s, qh, kh, n, headDim, scale);
+        else scoresAny<T>(s, qh, kh, n, headDim, scale);
       }
-      for (let p = 0; p < nPos; p++) {
-        const kr = k + <usize>p * rowB + off;
-        let s: f32;
-        if (sizeof<T>() == 4) s = dotF32(kr, qh, headDim);
-        else {
-          let d64: f64 = 0;
-          for (let d = 0; d < headDim; d++) d64 += <f64>load1<T>(kr + <usize>d * es) * <f64>load<f32>(qh + (<usize>d << 2));
-          s = <f32>d64;
-        }
-        store<f32>(scores + (<usize>p << 2), s * scale);
-      }
-      softmax(scores, nPos);
-      let d = 0;
-      for (; d + 4 <= headDim; d += 4) {
-        let acc = f32x4.splat(0);
-        const dd = off + <usize>d * es;
-        for (let p = 0; p < nPos; p++) acc = f32x4.add(acc, f32x4.mul(load4<T>(v + <usize>p * rowB + dd), f32x4.splat(load<f32>(scores + (<usize>p << 2)))));
-        v128.store(oh + (<usize>d << 2), acc);
-      }
-      for (; d < headDim; d++) {
-        let acc: f32 = 0;
-        for (let p = 0; p < nPos; p++) acc += load1<T>(v + <usize>p * rowB + off + <usize>d * es) * load<f32>(scores + (<usize>p << 2));
-        store<f32>(oh + (<usize>d << 2), acc);
+    }
+    for (let h = h0; h < h1; h++) store<f32>(inv + (<usize>(h - h0) << 2), 1 / expSum(scores + <usize>(h - h0) * sb, nPos));
+    for (let p0 = 0; p0 < nPos; p0 += BLOCK) {
+      const n = min(BLOCK, nPos - p0), vb = v + <usize>(p0 / BLOCK) * bb;
+      const last = p0 + BLOCK >= nPos;
+      for (let h = h0; h < h1; h++) {
+        const w = scores + <usize>(h - h0) * sb + (<usize>p0 << 2), oh = ot + (<usize>(h * headDim) << 2), vh = vb + <usize>(h / group) * hb;
+        const iv: f32 = last ? load<f32>(inv + (<usize>(h - h0) << 2)) : 1;
+        if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == 0, last, iv, sink);
+        else weightedAny<T>(oh, vh, w, n, headDim, p0 == 0, last, iv);
       }
     }
   }
-}
-
-/** Σ a[i]·b[i] (a: cache values of type T, b: f32) for n a multiple of 16, four f32x4 accumulators. */
-// @ts-ignore: decorator
-@inline function dot16s<T>(a: usize, b: usize, n: i32): f32 {
-  const es = <usize>sizeof<T>();
-  let s0 = f32x4.splat(0), s1 = f32x4.splat(0), s2 = f32x4.splat(0), s3 = f32x4.splat(0);
-  for (let i = 0; i < n; i += 16) {
-    const o = <usize>i << 2, p = a + <usize>i * es;
-    s0 = f32x4.add(s0, f32x4.mul(load4<T>(p), v128.load(b + o)));
-    s1 = f32x4.add(s1, f32x4.mul(load4<T>(p + 4 * es), v128.load(b + o, 16)));
-    s2 = f32x4.add(s2, f32x4.mul(load4<T>(p + 8 * es), v128.load(b + o, 32)));
-    s3 = f32x4.add(s3, f32x4.mul(load4<T>(p + 12 * es), v128.load(b + o, 48)));
-  }
-  const t = f32x4.add(f32x4.add(s0, s1), f32x4.add(s2, s3));
-  return (f32x4.extract_lane(t, 0) + f32x4.extract_lane(t, 1)) + (f32x4.extract_lane(t, 2) + f32x4.extract_lane(t, 3));
 }
 
 /**
- * o[0..n) = Σ_p w[p]·v[p·stride + 0..n) for n a multiple of 16: 16 dims (four accumulators) per
- * pass over the positions, so each value row segment is read once and the weights splat once
- * per pass.
+ * s[p] = scale · q·k_p for positions 0..nPos of one head's keys (k: nPos rows of hd values, hd a
+ * multiple of 4): four positions at a time (four independent chains sharing each query vector;
+ * eight measured slower: V8 then keeps accumulators on the stack). Each position's sum runs in
+ * one accumulator in dimension order, lanes summed as ((0+2)+(1+3)), the same steps in the
+ * four-wide loop and the tail.
  */
 // @ts-ignore: decorator
-@inline function weightedSum<T>(o: usize, v: usize, stride: usize, w: usize, nPos: i32, n: i32): void {
-  const es = <usize>sizeof<T>();
-  for (let d = 0; d < n; d += 16) {
-    const vd = v + <usize>d * es;
+@inline function scoresT<T>(s: usize, q: usize, k: usize, nPos: i32, hd: i32, scale: f32): void {
+  const es = <usize>sizeof<T>(), rb = <usize>hd * es;
+  const sc = f32x4.splat(scale), u = unscale<T>();
+  let p = 0;
+  for (; p + 4 <= nPos; p += 4) {
+    const k0 = k + <usize>p * rb, k1 = k0 + rb, k2 = k1 + rb, k3 = k2 + rb;
     let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-    for (let p = 0; p < nPos; p++) {
-      const r = vd + <usize>p * stride;
-      const s = v128.load32_splat(w + (<usize>p << 2));
-      a0 = f32x4.add(a0, f32x4.mul(load4<T>(r), s));
-      a1 = f32x4.add(a1, f32x4.mul(load4<T>(r + 4 * es), s));
-      a2 = f32x4.add(a2, f32x4.mul(load4<T>(r + 8 * es), s));
-      a3 = f32x4.add(a3, f32x4.mul(load4<T>(r + 12 * es), s));
+    for (let i = 0; i < hd; i += 4) {
+      const x = sizeof<T>() == 4 ? v128.load(q + (<usize>i << 2)) : f32x4.mul(v128.load(q + (<usize>i << 2)), u), o = <usize>i * es;
+      a0 = madd(load4<T>(k0 + o), x, a0); a1 = madd(load4<T>(k1 + o), x, a1);
+      a2 = madd(load4<T>(k2 + o), x, a2); a3 = madd(load4<T>(k3 + o), x, a3);
     }
-    const od = o + (<usize>d << 2);
+    v128.store(s + (<usize>p << 2), f32x4.mul(sums4(a0, a1, a2, a3), sc));
+  }
+  for (; p < nPos; p++) {
+    const kp = k + <usize>p * rb;
+    let a = f32x4.splat(0);
+    for (let i = 0; i < hd; i += 4) a = madd(load4<T>(kp + <usize>i * es), f32x4.mul(v128.load(q + (<usize>i << 2)), u), a);
+    const t = f32x4.add(a, v128.shuffle<f32>(a, a, 2, 3, 0, 1));
+    store<f32>(s + (<usize>p << 2), f32x4.extract_lane(f32x4.mul(f32x4.add(t, v128.shuffle<f32>(t, t, 1, 0, 3, 2)), sc), 0));
+  }
+}
+
+/**
+ * One cache block's share of a head's output: o[0..hd) += Σ_p w[p]·v_p over n rows of hd values
+ * (hd a multiple of 16), starting from 0 when `first`, scaled by inv when `last`. Per 16-dim pass
+ * four accumulators take two positions per step, a += (w_p·v_p + w_{p+1}·v_{p+1}), so the
+ * loop-carried chain is one add per two positions; pairs start at even positions (blocks hold an
+ * even number). The rows are first read front to back (the 16-dim passes alone would walk memory
+ * a row apart, which the hardware prefetcher follows at half the streaming rate); `sink` takes
+ * that read's dummy result.
+ */
+// @ts-ignore: decorator
+@inline function weightedT<T>(o: usize, v: usize, w: usize, n: i32, hd: i32, first: bool, last: bool, inv: f32, sink: usize): void {
+  const es = <usize>sizeof<T>(), rb = <usize>hd * es;
+  const u = unscale<T>();
+  let t = i32x4.splat(0);
+  for (let r = v, e = v + <usize>n * rb; r < e; r += 64) t = v128.or(t, v128.load32_zero(r));
+  v128.store32_lane(sink, t, 0);
+  for (let d = 0; d < hd; d += 16) {
+    const vd = v + <usize>d * es, od = o + (<usize>d << 2);
+    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+    if (!first) { a0 = v128.load(od); a1 = v128.load(od, 16); a2 = v128.load(od, 32); a3 = v128.load(od, 48); }
+    let p = 0;
+    for (; p + 2 <= n; p += 2) {
+      const r = vd + <usize>p * rb, r1 = r + rb;
+      let s0 = v128.load32_splat(w + (<usize>p << 2)), s1 = v128.load32_splat(w + (<usize>p << 2), 4);
+      if (sizeof<T>() == 2) { s0 = f32x4.mul(s0, u); s1 = f32x4.mul(s1, u); }
+      a0 = f32x4.add(a0, madd(load4<T>(r1), s1, f32x4.mul(load4<T>(r), s0)));
+      a1 = f32x4.add(a1, madd(load4<T>(r1 + 4 * es), s1, f32x4.mul(load4<T>(r + 4 * es), s0)));
+      a2 = f32x4.add(a2, madd(load4<T>(r1 + 8 * es), s1, f32x4.mul(load4<T>(r + 8 * es), s0)));
+      a3 = f32x4.add(a3, madd(load4<T>(r1 + 12 * es), s1, f32x4.mul(load4<T>(r + 12 * es), s0)));
+    }
+    if (p < n) {
+      const r = vd + <usize>p * rb;
+      let s0 = v128.load32_splat(w + (<usize>p << 2));
+      if (sizeof<T>() == 2) s0 = f32x4.mul(s0, u);
+      a0 = madd(load4<T>(r), s0, a0); a1 = madd(load4<T>(r + 4 * es), s0, a1);
+      a2 = madd(load4<T>(r + 8 * es), s0, a2); a3 = madd(load4<T>(r + 12 * es), s0, a3);
+    }
+    if (last) {
+      const iv = f32x4.splat(inv);
+      a0 = f32x4.mul(a0, iv); a1 = f32x4.mul(a1, iv); a2 = f32x4.mul(a2, iv); a3 = f32x4.mul(a3, iv);
+    }
     v128.store(od, a0); v128.store(od, a1, 16); v128.store(od, a2, 32); v128.store(od, a3, 48);
   }
 }
 
-/**
- * One query token (decode) against nPos cached positions, heads [h0, h1): the K and V rows are
- * each read once, front to back, for all these heads together (sequential streaming instead of
- * one strided pass per head, which left the loop waiting on memory). scores: (h1 − h0)·nPos f32.
- */
+/** scoresT for any head size (one position at a time, scalar). */
 // @ts-ignore: decorator
-@inline function attentionOne<T>(out: usize, q: usize, k: usize, v: usize, nPos: i32, nHead: i32, group: i32, headDim: i32,
-  rowB: usize, scale: f32, h0: i32, h1: i32, scores: usize): void {
+@inline function scoresAny<T>(s: usize, q: usize, k: usize, nPos: i32, hd: i32, scale: f32): void {
   const es = <usize>sizeof<T>();
-  const hb = <usize>headDim << 2, hk = <usize>headDim * es;
-  const sb = <usize>nPos << 2;
   for (let p = 0; p < nPos; p++) {
-    const kr = k + <usize>p * rowB;
-    for (let h = h0; h < h1; h++) {
-      store<f32>(scores + <usize>(h - h0) * sb + (<usize>p << 2), dot16s<T>(kr + <usize>(h / group) * hk, q + <usize>h * hb, headDim) * scale);
-    }
+    const kp = k + <usize>(p * hd) * es;
+    let a: f32 = 0;
+    for (let i = 0; i < hd; i++) a += value<T>(kp + <usize>i * es) * load<f32>(q + (<usize>i << 2));
+    store<f32>(s + (<usize>p << 2), a * scale);
   }
-  for (let h = h0; h < h1; h++) {
-    softmax(scores + <usize>(h - h0) * sb, nPos);
-    memory.fill(out + <usize>h * hb, 0, hb);
+}
+
+/** weightedT for any head size (scalar). */
+// @ts-ignore: decorator
+@inline function weightedAny<T>(o: usize, v: usize, w: usize, n: i32, hd: i32, first: bool, last: bool, inv: f32): void {
+  const es = <usize>sizeof<T>();
+  for (let i = 0; i < hd; i++) {
+    let a: f32 = first ? 0 : load<f32>(o + (<usize>i << 2));
+    for (let p = 0; p < n; p++) a += load<f32>(w + (<usize>p << 2)) * value<T>(v + <usize>(p * hd + i) * es);
+    store<f32>(o + (<usize>i << 2), last ? a * inv : a);
   }
-  for (let p = 0; p < nPos; p++) {
-    const vr = v + <usize>p * rowB;
-    for (let h = h0; h < h1; h++) {
-      const s = v128.load32_splat(scores + <usize>(h - h0) * sb + (<usize>p << 2));
-      const src = vr + <usize>(h / group) * hk, dst = out + <usize>h * hb;
-      for (let d: usize = 0; d < hb; d += 64) {
-        const sp = src + (d >> 2) * es;
-        v128.store(dst + d, f32x4.add(v128.load(dst + d), f32x4.mul(load4<T>(sp), s)));
-        v128.store(dst + d, f32x4.add(v128.load(dst + d, 16), f32x4.mul(load4<T>(sp + 4 * es), s)), 16);
-        v128.store(dst + d, f32x4.add(v128.load(dst + d, 32), f32x4.mul(load4<T>(sp + 8 * es), s)), 32);
-        v128.store(dst + d, f32x4.add(v128.load(dst + d, 48), f32x4.mul(load4<T>(sp + 12 * es), s)), 48);
-      }
+}
+
+/** One cache value at p as f32 (exact). */
+// @ts-ignore: decorator
+@inline function value<T>(p: usize): f32 {
+  if (sizeof<T>() == 4) return load<f32>(p);
+  return half(<u32>load<u16>(p));
+}
+
+/** s[i] ← exp(s[i] − max s) for n values, in place; returns Σ (vector exp, simd.ts exp4). */
+function expSum(s: usize, n: i32): f32 {
+  let m4 = f32x4.splat(-Infinity);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) m4 = f32x4.max(m4, v128.load(s + (<usize>i << 2)));
+  let mx: f32 = max(max(f32x4.extract_lane(m4, 0), f32x4.extract_lane(m4, 1)), max(f32x4.extract_lane(m4, 2), f32x4.extract_lane(m4, 3)));
+  for (; i < n; i++) mx = max(mx, load<f32>(s + (<usize>i << 2)));
+  const mv = f32x4.splat(mx);
+  let s4 = f32x4.splat(0);
+  i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const p = s + (<usize>i << 2);
+    const e = exp4(f32x4.sub(v128.load(p), mv));
+    v128.store(p, e);
+    s4 = f32x4.add(s4, e);
+  }
+  let sum: f32 = (f32x4.extract_lane(s4, 0) + f32x4.extract_lane(s4, 1)) + (f32x4.extract_lane(s4, 2) + f32x4.extract_lane(s4, 3));
+  for (; i < n; i++) {
+    const p = s + (<usize>i << 2);
+    const e = f32x4.extract_lane(exp4(f32x4.splat(load<f32>(p) - mx)), 0);
+    store<f32>(p, e);
+    sum += e;
+  }
+  return sum;
+}
+
+/** [Σa, Σb, Σc, Σd] for four f32x4, each summed as ((0+2)+(1+3)). */
+// @ts-ignore: decorator
+@inline function sums4(a: v128, b: v128, c: v128, d: v128): v128 {
+  const t0 = f32x4.add(v128.shuffle<f32>(a, b, 0, 1, 4, 5), v128.shuffle<f32>(a, b, 2, 3, 6, 7));
+  const t1 = f32x4.add(v128.shuffle<f32>(c, d, 0, 1, 4, 5), v128.shuffle<f32>(c, d, 2, 3, 6, 7));
+  return f32x4.add(v128.shuffle<f32>(t0, t1, 0, 2, 4, 6), v128.shuffle<f32>(t0, t1, 1, 3, 5, 7));
+}
+
+/**
+ * Append nTok positions to one layer's keys or values: src holds nTok rows of heads·headDim f32;
+ * row t's head h goes to position pos0 + t of head h in dst (blocks of BLOCK positions, each
+ * (heads, BLOCK, headDim), see src/kv/cache.ts), as f32 or (half ≠ 0) as f16 bits (storeHalf's
+ * rounding).
+ */
+export function storeKV(dst: usize, src: usize, nTok: i32, heads: i32, headDim: i32, pos0: i32, half: i32): void {
+  const es: usize = half != 0 ? 2 : 4;
+  for (let t = 0; t < nTok; t++) {
+    const p = pos0 + t, b = p / BLOCK;
+    for (let h = 0; h < heads; h++) {
+      const sp = src + (<usize>(t * heads + h) * <usize>headDim << 2);
+      const dp = dst + <usize>(((b * heads + h) * BLOCK + (p - b * BLOCK)) * headDim) * es;
+      if (half != 0) storeHalf(dp, sp, headDim);
+      else memory.copy(dp, sp, <usize>headDim << 2);
     }
   }
 }
@@ -199,3 +269,4 @@ export function storeHalf(dst: usize, src: usize, n: i32): void {
   h = v128.bitselect(i32x4.splat(0x7e00), h, i32x4.gt_s(a, i32x4.splat(0x7f800000)));
   return v128.or(h, i32x4.shr_u(sign, 16));
 }
+

@@ -9,7 +9,7 @@ import { chunkBytes, gatherRow } from './interleave';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
 export { rmsnorm, softmax, swiglu, gelu, rope, add } from './ops';
-export { attention, storeHalf } from './attention';
+export { attention, storeHalf, storeKV } from './attention';
 export { chunkBytes, interleaveRows, gatherRow } from './interleave';
 
 /** Flag or-ed into matmul's `type`: the weight's row groups are interleaved (rows4.ts). */

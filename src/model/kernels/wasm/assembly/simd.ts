@@ -85,7 +85,10 @@ export const TWO112: f32 = reinterpret<f32>(0x77800000);
 // @ts-ignore: decorator
 @inline export function exp4(v: v128): v128 {
   const x = f32x4.min(v, f32x4.splat(88.7));
-  const n = f32x4.nearest(f32x4.mul(x, f32x4.splat(1.44269504088896341)));
+  // n = round-to-nearest-even(x·log2 e) by adding and removing 1.5·2^23 (|x·log2 e| ≤ 2^22 here;
+  // lanes beyond are masked below); t's low mantissa bits then hold n + 2^22 as an integer
+  const t = f32x4.add(f32x4.mul(x, f32x4.splat(1.44269504088896341)), f32x4.splat(12582912));
+  const n = f32x4.sub(t, f32x4.splat(12582912));
   const r = f32x4.sub(f32x4.sub(x, f32x4.mul(n, f32x4.splat(0.693359375))), f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
   let p = f32x4.add(f32x4.mul(f32x4.splat(1.9875691500e-4), r), f32x4.splat(1.3981999507e-3));
   p = f32x4.add(f32x4.mul(p, r), f32x4.splat(8.3334519073e-3));
@@ -93,7 +96,8 @@ export const TWO112: f32 = reinterpret<f32>(0x77800000);
   p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.6666665459e-1));
   p = f32x4.add(f32x4.mul(p, r), f32x4.splat(5.0000001201e-1));
   p = f32x4.add(f32x4.add(f32x4.mul(p, f32x4.mul(r, r)), r), f32x4.splat(1));
-  const e = f32x4.mul(p, i32x4.shl(i32x4.add(i32x4.trunc_sat_f32x4_s(n), i32x4.splat(127)), 23));
+  // 2^n: (bits(t) − bits(1.5·2^23) + 127) << 23
+  const e = f32x4.mul(p, i32x4.shl(i32x4.add(t, i32x4.splat(127 - 0x4b400000)), 23));
   return v128.andnot(e, f32x4.lt(v, f32x4.splat(-87.3)));
 }
 
