@@ -4,28 +4,42 @@
  * Buffers are sized for the context actually requested (capacity), not the model's maximum.
  *
  * Layout, per layer: blocks of KV_BLOCK positions, each block head-major: (capacity / KV_BLOCK,
- * heads, KV_BLOCK, headDim), see kvOffset. A head's keys for a block are one contiguous run (the
- * attention kernels work through a run with every row in L1), and the blocks of all heads follow
- * each other, so one decode step still reads a layer's cache front to back as one stream. With
- * heads = 1 this is the plain (capacity, kvDim) row layout. Buffers hold whole blocks.
+ * heads, KV_BLOCK·headDim), see kvOffset. The blocks of all heads follow each other, so a decode
+ * step reads a layer's cache front to back as one stream. Inside one head's block (kvIndex), when
+ * headDim is a multiple of 16, the values are arranged in the order the attention kernel reads
+ * them, so that it streams them sequentially with fixed offsets: keys in tiles of 4 positions ×
+ * 4 dims (position-minor), values in 16-dim columns (all positions of dims 0–15, then 16–31, …).
+ * Other head sizes keep rows of headDim values. Buffers hold whole blocks.
  */
 import { ContextOverflowError, InvalidOptionError } from '../errors.js';
 
 /** Positions per block of the cache layout (see the file comment). */
 export const KV_BLOCK = 32;
 
-/** Offset of (KV head h, position p) in a layer's buffer of `heads` heads of headDim values. */
-export function kvOffset(h: number, p: number, heads: number, headDim: number): number {
-  const b = Math.floor(p / KV_BLOCK);
-  return ((b * heads + h) * KV_BLOCK + (p - b * KV_BLOCK)) * headDim;
+/** Offset of head h's block holding position p, in a layer's buffer of `heads` heads of headDim values. */
+export function kvBlockOffset(h: number, p: number, heads: number, headDim: number): number {
+  return (Math.floor(p / KV_BLOCK) * heads + h) * KV_BLOCK * headDim;
+}
+
+/**
+ * Index of value i of (KV head h, position p) in a layer's keys (`keys`) or values: the layout of
+ * the file comment (tiles/columns when headDim is a multiple of 16, else rows).
+ */
+export function kvIndex(keys: boolean, h: number, p: number, i: number, heads: number, headDim: number): number {
+  const r = p % KV_BLOCK, base = kvBlockOffset(h, p, heads, headDim);
+  if (headDim % 16 !== 0) return base + r * headDim + i;
+  if (keys) return base + (r >> 2) * 4 * headDim + (i >> 2) * 16 + (r & 3) * 4 + (i & 3);
+  return base + (i >> 4) * KV_BLOCK * 16 + r * 16 + (i & 15);
 }
 
 /**
  * Values a layer's buffer must hold for positions 0..positions−1 of `heads` heads of headDim values
- * (up to the last head's last position; kvLength rounds up to whole blocks).
+ * (up to the last head's last position; with tiles/columns, the whole block holding it).
  */
 export function kvSpan(positions: number, heads: number, headDim: number): number {
-  return positions > 0 ? kvOffset(heads - 1, positions - 1, heads, headDim) + headDim : 0;
+  if (positions <= 0) return 0;
+  const last = kvBlockOffset(heads - 1, positions - 1, heads, headDim);
+  return last + (headDim % 16 === 0 ? KV_BLOCK : (positions - 1) % KV_BLOCK + 1) * headDim;
 }
 
 /** Values in a layer's buffer for `positions` positions (whole blocks) of kvDim values. */
@@ -52,7 +66,7 @@ export function parseKVCacheType(v: unknown): KVCacheType {
 }
 
 export class KVCache {
-  /** Keys per layer, kvLength(capacity, kvDim) values laid out as kvOffset says. */
+  /** Keys per layer, kvLength(capacity, kvDim) values laid out as kvIndex says. */
   readonly k: KVRows[];
   /** Values per layer, laid out as k. */
   readonly v: KVRows[];
@@ -87,9 +101,9 @@ export class KVCache {
     if (from) this.copyFrom(from);
   }
 
-  /** Offset in k[l] / v[l] of position `pos` of KV head `head` (its headDim values follow). */
-  offset(head: number, pos: number): number {
-    return kvOffset(head, pos, this.heads, this.headDim);
+  /** Index in k[l] (keys) or v[l] of value i of position `pos` of KV head `head` (kvIndex). */
+  index(keys: boolean, head: number, pos: number, i: number): number {
+    return kvIndex(keys, head, pos, i, this.heads, this.headDim);
   }
 
   /** Number of cached positions. */

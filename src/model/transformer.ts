@@ -160,8 +160,8 @@ export class TransformerModel implements Model {
         }
       }
       const kc = cache.k[l]!, vc = cache.v[l]!;
-      this.storeKV(cache, kc, k, pos0, nT);
-      this.storeKV(cache, vc, v, pos0, nT);
+      this.storeKV(cache, true, kc, k, pos0, nT);
+      this.storeKV(cache, false, vc, v, pos0, nT);
       const sh = this.shapes[l]!;
       const wasm = this.wasm;
       if (wasm && sh.window === 0 && sh.softcap === 0 && wasm.heap.owns(kc) && wasm.heap.owns(vc)) {
@@ -224,14 +224,16 @@ export class TransformerModel implements Model {
    * Append nT rows of src (kvDim values each) at position pos0 of one layer's keys or values
    * (head-major, kv/cache.ts); an f16 cache gets f16 bits (round to nearest even).
    */
-  private storeKV(cache: KVCache, dst: KVRows, src: Float32Array, pos0: number, nT: number): void {
+  private storeKV(cache: KVCache, keys: boolean, dst: KVRows, src: Float32Array, pos0: number, nT: number): void {
     const { heads, headDim } = cache;
-    if (this.wasm?.heap.owns(dst)) { this.wasm.storeKV(dst, src, nT, heads, headDim, pos0); return; }
-    for (let h = 0; h < heads; h++) {
-      for (let t = 0; t < nT; t++) {
-        const s0 = (t * heads + h) * headDim, d0 = cache.offset(h, pos0 + t);
-        if (dst instanceof Float32Array) dst.set(src.subarray(s0, s0 + headDim), d0);
-        else for (let i = 0; i < headDim; i++) dst[d0 + i] = f32ToF16(src[s0 + i]!);
+    if (this.wasm?.heap.owns(dst)) { this.wasm.storeKV(dst, keys, src, nT, heads, headDim, pos0); return; }
+    for (let t = 0; t < nT; t++) {
+      for (let h = 0; h < heads; h++) {
+        const s0 = (t * heads + h) * headDim;
+        for (let i = 0; i < headDim; i++) {
+          const x = src[s0 + i]!;
+          dst[cache.index(keys, h, pos0 + t, i)] = dst instanceof Float32Array ? x : f32ToF16(x);
+        }
       }
     }
   }

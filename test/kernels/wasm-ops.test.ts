@@ -1,6 +1,6 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { kvLength, kvOffset, kvSpan } from '../../src/kv/cache.ts';
+import { kvIndex, kvLength, kvSpan } from '../../src/kv/cache.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
 import { createRng, randF32 } from './fixtures.ts';
 
@@ -81,13 +81,13 @@ test('rope: adjacent pairs and neox halves, partial rotary dims, match f64', () 
 
 /**
  * Wasm attention (1 and 2 threads, bit-identical) vs an f64 reference, over caches in the layout
- * of kv/cache.ts (blocks of KV_BLOCK positions, head-major inside) with room for `spare` more
- * positions (random values there must not leak in); returns the 1-thread result.
+ * of kv/cache.ts (blocks of KV_BLOCK positions, head-major, key tiles and value columns inside)
+ * with room for `spare` more positions (random values there must not leak in); returns the
+ * 1-thread result.
  */
 function checkAttention(seed: number, nHead: number, nHeadKv: number, headDim: number, start: number, nTok: number, spare = 3): Float32Array {
   const rng = createRng(seed);
   const n = kvLength(start + nTok + spare, nHeadKv * headDim);
-  const at = (h: number, p: number, i: number) => kvOffset(h, p, nHeadKv, headDim) + i;
   const k = randF32(rng, n), v = randF32(rng, n), q = randF32(rng, nTok * nHead * headDim);
   const scale = 1 / Math.sqrt(headDim);
   const a = new Float32Array(nTok * nHead * headDim), b = a.slice();
@@ -101,13 +101,13 @@ function checkAttention(seed: number, nHead: number, nHeadKv: number, headDim: n
       const s: number[] = [];
       for (let p = 0; p < nPos; p++) {
         let d = 0;
-        for (let i = 0; i < headDim; i++) d += q[(t * nHead + h) * headDim + i]! * k[at(kh, p, i)]!;
+        for (let i = 0; i < headDim; i++) d += q[(t * nHead + h) * headDim + i]! * k[kvIndex(true, kh, p, i, nHeadKv, headDim)]!;
         s.push(d * scale);
       }
       const m = Math.max(...s), e = s.map((z) => Math.exp(z - m)), z = e.reduce((x, y) => x + y, 0);
       for (let i = 0; i < headDim; i++) {
         let o = 0;
-        for (let p = 0; p < nPos; p++) o += (e[p]! / z) * v[at(kh, p, i)]!;
+        for (let p = 0; p < nPos; p++) o += (e[p]! / z) * v[kvIndex(false, kh, p, i, nHeadKv, headDim)]!;
         want.push(o);
       }
     }

@@ -1,55 +1,69 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { f32ToF16 } from '../../src/format/dtypes.ts';
-import { KVCache, KV_BLOCK, kvLength, kvOffset } from '../../src/kv/cache.ts';
+import { KVCache, KV_BLOCK, kvIndex, kvLength, kvSpan } from '../../src/kv/cache.ts';
 import { attention as jsAttention } from '../../src/model/kernels/attention.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
 import { createRng, randF32 } from '../kernels/fixtures.ts';
 
-// The KV cache layout (src/kv/cache.ts): blocks of KV_BLOCK positions, head-major inside, so
-// position p of KV head h sits at ((⌊p/B⌋·heads + h)·B + p mod B)·headDim. Kept through forks and
-// copies between caches of different capacities, written the same way by the wasm storeKV and
-// by plain TypeScript, read the same way by both attention kernels.
+// The KV cache layout (src/kv/cache.ts kvIndex): blocks of KV_BLOCK positions, head-major; inside
+// a head's block, keys in tiles of 4 positions × 4 dims and values in 16-dim columns when headDim
+// is a multiple of 16, plain rows otherwise. Kept through forks and copies between caches of
+// different capacities, written the same way by the wasm storeKV and by plain TypeScript, read the
+// same way by both attention kernels.
 const one = createWasmBackend({ threads: 1 });
 after(async () => { await one.close(); });
 
+test('KV layout: block-major, tiles and columns inside a block; every (head, position, dim) its own slot', () => {
+  assert.equal(KV_BLOCK, 32);
+  const B = KV_BLOCK;
+  // headDim 16, 2 heads: key tiles, value columns
+  assert.equal(kvIndex(true, 0, 0, 0, 2, 16), 0);
+  assert.equal(kvIndex(true, 0, 0, 1, 2, 16), 1);
+  assert.equal(kvIndex(true, 0, 1, 0, 2, 16), 4); // next position: next 4 values of the tile
+  assert.equal(kvIndex(true, 0, 0, 4, 2, 16), 16); // dims 4..7: after the tile's 4 × 4
+  assert.equal(kvIndex(true, 0, 4, 0, 2, 16), 64); // the next tile
+  assert.equal(kvIndex(true, 1, 0, 0, 2, 16), B * 16); // head 1's block
+  assert.equal(kvIndex(true, 0, B, 0, 2, 16), 2 * B * 16); // the next block, after both heads
+  assert.equal(kvIndex(false, 0, 1, 0, 2, 32), 16); // values: rows of 16 inside a column
+  assert.equal(kvIndex(false, 0, 0, 16, 2, 32), B * 16); // dims 16..31: the second column
+  // headDim not a multiple of 16: rows (one head: the plain (positions, kvDim) layout)
+  for (let p = 0; p < 70; p++) for (const keys of [true, false]) assert.equal(kvIndex(keys, 0, p, 3, 1, 12), p * 12 + 3);
+  // the slots of 3 heads × 70 positions × 16 dims tile the buffer without overlap, both kinds
+  for (const keys of [true, false]) {
+    const seen = new Set<number>();
+    for (let h = 0; h < 3; h++) for (let p = 0; p < 70; p++) for (let i = 0; i < 16; i++) {
+      const o = kvIndex(keys, h, p, i, 3, 16);
+      assert.ok(o >= 0 && o < kvLength(70, 48));
+      seen.add(o);
+    }
+    assert.equal(seen.size, 3 * 70 * 16);
+  }
+  assert.equal(kvLength(1, 12), B * 12);
+  assert.equal(kvLength(33, 12), 2 * B * 12);
+  assert.equal(kvSpan(3, 1, 2), 6); // rows: up to the last position
+  assert.equal(kvSpan(3, 2, 16), 2 * B * 16); // tiles: the last head's whole block
+  const c = new KVCache(2, 48, 40, undefined, undefined, 'f32', 3);
+  assert.equal(c.k[0]!.length, kvLength(40, 48));
+  assert.equal(c.capacityBytes, kvLength(40, 48) * 4 * 2 * 2);
+});
+
 /** A cache of `len` positions whose value at (layer l, head h, position p, dim i) encodes all four. */
 function filled(capacity: number, len: number): KVCache {
-  const c = new KVCache(2, 3 * 4, capacity, undefined, undefined, 'f32', 3);
-  const code = (l: number, h: number, p: number, i: number) => 100000 * l + 10000 * h + 10 * p + i;
+  const c = new KVCache(2, 3 * 16, capacity, undefined, undefined, 'f32', 3);
   for (let l = 0; l < 2; l++) {
     for (let h = 0; h < 3; h++) {
       for (let p = 0; p < len; p++) {
-        for (let i = 0; i < 4; i++) { c.k[l]![c.offset(h, p) + i] = code(l, h, p, i); c.v[l]![c.offset(h, p) + i] = -code(l, h, p, i); }
+        for (let i = 0; i < 16; i++) { c.k[l]![c.index(true, h, p, i)] = code(l, h, p, i); c.v[l]![c.index(false, h, p, i)] = -code(l, h, p, i); }
       }
     }
   }
   c.advance(len);
   return c;
 }
+const code = (l: number, h: number, p: number, i: number) => 1000000 * l + 100000 * h + 100 * p + i;
 
-test('KV layout: block-major offsets, whole blocks allocated, every (head, position) its own slot', () => {
-  assert.equal(KV_BLOCK, 32);
-  assert.equal(kvOffset(0, 0, 3, 4), 0);
-  assert.equal(kvOffset(0, 1, 3, 4), 4);
-  assert.equal(kvOffset(1, 0, 3, 4), 32 * 4);
-  assert.equal(kvOffset(2, 31, 3, 4), (2 * 32 + 31) * 4);
-  assert.equal(kvOffset(0, 32, 3, 4), 3 * 32 * 4);
-  assert.equal(kvOffset(1, 33, 1 * 3, 4), ((1 * 3 + 1) * 32 + 1) * 4);
-  assert.equal(kvLength(1, 12), 32 * 12);
-  assert.equal(kvLength(33, 12), 64 * 12);
-  // with one head the layout is plain rows
-  for (let p = 0; p < 70; p++) assert.equal(kvOffset(0, p, 1, 12), p * 12);
-  // the slots of 3 heads × 70 positions tile the buffer without overlap
-  const seen = new Set<number>();
-  for (let h = 0; h < 3; h++) for (let p = 0; p < 70; p++) { const o = kvOffset(h, p, 3, 4); assert.ok(o % 4 === 0 && o + 4 <= kvLength(70, 12)); seen.add(o); }
-  assert.equal(seen.size, 210);
-  const c = new KVCache(2, 12, 40, undefined, undefined, 'f32', 3);
-  assert.equal(c.k[0]!.length, kvLength(40, 12));
-  assert.equal(c.capacityBytes, kvLength(40, 12) * 4 * 2 * 2);
-});
-
-test('KVCache forks and copies between capacities keep every (head, position)', () => {
+test('KVCache forks and copies between capacities keep every (head, position, dim)', () => {
   const a = filled(70, 45);
   for (const cap of [45, 100]) {
     const f = a.fork(cap);
@@ -58,40 +72,47 @@ test('KVCache forks and copies between capacities keep every (head, position)', 
     for (let l = 0; l < 2; l++) {
       for (let h = 0; h < 3; h++) {
         for (let p = 0; p < 45; p++) {
-          assert.equal(f.k[l]![f.offset(h, p) + 2], 100000 * l + 10000 * h + 10 * p + 2, `cap ${cap}: k l${l} h${h} p${p}`);
-          assert.equal(f.v[l]![f.offset(h, p) + 3], -(100000 * l + 10000 * h + 10 * p + 3));
+          for (const i of [0, 5, 15]) {
+            assert.equal(f.k[l]![f.index(true, h, p, i)], code(l, h, p, i), `cap ${cap}: k l${l} h${h} p${p} i${i}`);
+            assert.equal(f.v[l]![f.index(false, h, p, i)], -code(l, h, p, i));
+          }
         }
       }
     }
   }
   assert.throws(() => a.fork(44), /fork capacity 44 < cached length 45/);
-  assert.throws(() => new KVCache(2, 12, 6, undefined, undefined, 'f32', 5), /do not split into 5 heads/);
-  assert.throws(() => new KVCache(2, 12, 70, undefined, undefined, 'f32', 4).copyFrom(a), /shapes differ/);
-  assert.throws(() => new KVCache(2, 12, 40, undefined, undefined, 'f32', 3).copyFrom(a), /shapes differ/);
+  assert.throws(() => new KVCache(2, 48, 6, undefined, undefined, 'f32', 5), /do not split into 5 heads/);
+  assert.throws(() => new KVCache(2, 48, 70, undefined, undefined, 'f32', 4).copyFrom(a), /shapes differ/);
+  assert.throws(() => new KVCache(2, 48, 40, undefined, undefined, 'f32', 3).copyFrom(a), /shapes differ/);
 });
 
-test('wasm storeKV writes the cache layout exactly as TypeScript does (f32, and f16 bits rounded like f32ToF16)', () => {
+test('wasm storeKV writes keys and values in the cache layout, as kvIndex says (f32, and f16 bits rounded like f32ToF16)', () => {
   const rng = createRng(31);
-  const heads = 3, headDim = 8, pos0 = 29, nTok = 6; // positions 29..34 cross a block edge
-  const src = randF32(rng, nTok * heads * headDim, 3);
-  const n = kvLength(pos0 + nTok, heads * headDim);
-  for (const half of [false, true]) {
-    const got = half ? one.heap.u16Managed(n) : one.heap.f32Managed(n);
-    got.fill(0);
-    one.storeKV(got, src, nTok, heads, headDim, pos0);
-    const want = half ? new Uint16Array(n) : new Float32Array(n);
-    for (let t = 0; t < nTok; t++) {
-      for (let h = 0; h < heads; h++) {
-        for (let i = 0; i < headDim; i++) {
-          const x = src[(t * heads + h) * headDim + i]!;
-          want[kvOffset(h, pos0 + t, heads, headDim) + i] = half ? f32ToF16(x) : x;
+  for (const headDim of [32, 8]) { // tiles/columns, and rows
+    const heads = 3, pos0 = 29, nTok = 6; // positions 29..34 cross a block edge
+    const src = randF32(rng, nTok * heads * headDim, 3);
+    const n = kvLength(pos0 + nTok, heads * headDim);
+    for (const half of [false, true]) {
+      for (const keys of [true, false]) {
+        const got = half ? one.heap.u16Managed(n) : one.heap.f32Managed(n);
+        got.fill(0);
+        one.storeKV(got, keys, src, nTok, heads, headDim, pos0);
+        const want = half ? new Uint16Array(n) : new Float32Array(n);
+        for (let t = 0; t < nTok; t++) {
+          for (let h = 0; h < heads; h++) {
+            for (let i = 0; i < headDim; i++) {
+              const x = src[(t * heads + h) * headDim + i]!;
+              want[kvIndex(keys, h, pos0 + t, i, heads, headDim)] = half ? f32ToF16(x) : x;
+            }
+          }
         }
+        assert.deepEqual(got, want, `headDim ${headDim} ${half ? 'f16' : 'f32'} ${keys ? 'keys' : 'values'}`);
       }
     }
-    assert.deepEqual(got, want, half ? 'f16' : 'f32');
   }
-  assert.throws(() => one.storeKV(new Float32Array(n), src, nTok, heads, headDim, pos0), /allocated in its memory/);
-  assert.throws(() => one.storeKV(one.heap.f32Managed(n), src, nTok, heads, headDim, 60), /cannot take positions/);
+  const n = kvLength(40, 3 * 16), src = new Float32Array(3 * 16);
+  assert.throws(() => one.storeKV(new Float32Array(n), true, src, 1, 3, 16, 0), /allocated in its memory/);
+  assert.throws(() => one.storeKV(one.heap.f32Managed(n), true, src, 1, 3, 16, 64), /cannot take positions/);
 });
 
 test('TypeScript and wasm attention read the same cache (GQA, spare room, several blocks, f32 and f16)', () => {

@@ -6,7 +6,7 @@
  */
 
 import { F16_TABLE } from '../../format/dtypes.js';
-import { kvOffset, kvSpan } from '../../kv/cache.js';
+import { kvIndex, kvSpan } from '../../kv/cache.js';
 
 let acc = new Float64Array(0);
 let kHalf: Float32Array = new Float32Array(0), vHalf: Float32Array = new Float32Array(0);
@@ -33,7 +33,7 @@ export interface AttentionShape {
 
 /**
  * out (nTokens × nHead·headDim) = attention of q (nTokens × nHead·headDim) at positions
- * pos0.. over cached keys/values kc, vc (laid out as kv/cache.ts kvOffset says, positions
+ * pos0.. over cached keys/values kc, vc (laid out as kv/cache.ts kvIndex says, positions
  * 0..pos0+nTokens−1 filled), f32 or f16 bits (an f16 cache is converted exactly). `scores` is
  * scratch of at least pos0+nTokens floats.
  */
@@ -47,6 +47,9 @@ export function attention(out: Float32Array, q: Float32Array, kcIn: Float32Array
   const vc = vcIn instanceof Float32Array ? vcIn : (vHalf = fromHalf(vcIn, used, vHalf));
   const group = nHead / nHeadKv;
   if (acc.length < headDim) acc = new Float64Array(headDim);
+  // where value i of a position sits relative to its value 0 (the cache's tiles/columns, kv/cache.ts)
+  const kStep = Array.from({ length: headDim }, (_, i) => kvIndex(true, 0, 0, i, nHeadKv, headDim));
+  const vStep = Array.from({ length: headDim }, (_, i) => kvIndex(false, 0, 0, i, nHeadKv, headDim));
   const a = acc;
   for (let t = 0; t < nTokens; t++) {
     const pos = pos0 + t;
@@ -57,9 +60,9 @@ export function attention(out: Float32Array, q: Float32Array, kcIn: Float32Array
       const kvh = Math.floor(h / group);
       let max = -Infinity;
       for (let j = 0; j < n; j++) {
-        const kOff = kvOffset(kvh, lo + j, nHeadKv, headDim);
+        const kOff = kvIndex(true, kvh, lo + j, 0, nHeadKv, headDim);
         let d = 0;
-        for (let i = 0; i < headDim; i++) d += q[qOff + i]! * kc[kOff + i]!;
+        for (let i = 0; i < headDim; i++) d += q[qOff + i]! * kc[kOff + kStep[i]!]!;
         d *= scale;
         if (softcap > 0) d = softcap * Math.tanh(d / softcap);
         scores[j] = d;
@@ -72,8 +75,8 @@ export function attention(out: Float32Array, q: Float32Array, kcIn: Float32Array
       a.fill(0, 0, headDim);
       for (let j = 0; j < n; j++) {
         const p = scores[j]!;
-        const vOff = kvOffset(kvh, lo + j, nHeadKv, headDim);
-        for (let i = 0; i < headDim; i++) a[i] += p * vc[vOff + i]!;
+        const vOff = kvIndex(false, kvh, lo + j, 0, nHeadKv, headDim);
+        for (let i = 0; i < headDim; i++) a[i] += p * vc[vOff + vStep[i]!]!;
       }
       for (let i = 0; i < headDim; i++) out[oOff + i] = a[i]! * inv;
     }

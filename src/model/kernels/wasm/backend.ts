@@ -285,15 +285,15 @@ export class WasmBackend {
   }
 
   /**
-   * Append nTok rows of src (heads·headDim f32 each) at position pos0 of a cache layer dst
-   * (src/kv/cache.ts layout) that lives in this backend's memory: f32, or f16 bits rounded as
-   * storeHalf does.
+   * Append nTok rows of src (heads·headDim f32 each) at position pos0 of a cache layer dst, the
+   * keys (`keys`) or the values (src/kv/cache.ts kvIndex), that lives in this backend's memory:
+   * f32, or f16 bits rounded as storeHalf does.
    */
-  storeKV(dst: Float32Array | Uint16Array, src: Float32Array, nTok: number, heads: number, headDim: number, pos0: number): void {
+  storeKV(dst: Float32Array | Uint16Array, keys: boolean, src: Float32Array, nTok: number, heads: number, headDim: number, pos0: number): void {
     if (!this.heap.owns(dst)) throw new InvalidOptionError('wasm backend: storeKV needs a cache allocated in its memory');
     if (dst.length < kvSpan(pos0 + nTok, heads, headDim)) throw new InvalidOptionError(`wasm backend: cache of ${dst.length} values cannot take positions ${pos0}..${pos0 + nTok}`);
     const sp = this.input(src, 'x', nTok * heads * headDim);
-    this.kernels.storeKV(dst.byteOffset, sp, nTok, heads, headDim, pos0, dst instanceof Uint16Array ? 1 : 0);
+    this.kernels.storeKV(dst.byteOffset, sp, nTok, heads, headDim, pos0, dst instanceof Uint16Array ? 1 : 0, keys ? 1 : 0);
   }
 
   /** Stop the worker threads (the process also exits without this: workers are unref'd). */

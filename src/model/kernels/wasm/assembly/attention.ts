@@ -30,7 +30,7 @@ const BLOCK = 32;
  * Attention of nTok queries at positions start.. over the KV cache. q, out: (nTok, nHead·headDim)
  * f32; k, v: blocks of BLOCK positions, each (nHeadKv, BLOCK, headDim) (src/kv/cache.ts), holding
  * at least start + nTok positions; `kvHalf` ≠ 0: they hold f16 bits. Computes heads [h0, h1) only
- * (threads split by head). `scores`: (h1 − h0)·(start + nTok + 1) + 1 f32 of scratch.
+ * (threads split by head). `scores`: (h1 − h0)·(start + nTok + 1) f32 of scratch.
  * Per query: every head's scores, block by block (so the keys are read front to back once), then
  * per head exponentiated in place, then the values block by block, each head's weighted sum
  * carried in `out` between blocks and scaled by 1/Σ at the end (as the TypeScript reference
@@ -51,7 +51,7 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
   const fast = (headDim & 15) == 0;
   for (let t = 0; t < nTok; t++) {
     const nPos = start + t + 1;
-    const sb = <usize>nPos << 2, inv = scores + <usize>(h1 - h0) * sb, sink = inv + (<usize>(h1 - h0) << 2);
+    const sb = <usize>nPos << 2, inv = scores + <usize>(h1 - h0) * sb;
     const qt = q + (<usize>(t * nHead) * headDim << 2), ot = out + (<usize>(t * nHead) * headDim << 2);
     for (let p0 = 0; p0 < nPos; p0 += BLOCK) {
       const n = min(BLOCK, nPos - p0), kb = k + <usize>(p0 / BLOCK) * bb;
@@ -68,7 +68,7 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
       for (let h = h0; h < h1; h++) {
         const w = scores + <usize>(h - h0) * sb + (<usize>p0 << 2), oh = ot + (<usize>(h * headDim) << 2), vh = vb + <usize>(h / group) * hb;
         const iv: f32 = last ? load<f32>(inv + (<usize>(h - h0) << 2)) : 1;
-        if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == 0, last, iv, sink);
+        if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == 0, last, iv);
         else weightedAny<T>(oh, vh, w, n, headDim, p0 == 0, last, iv);
       }
     }
@@ -76,68 +76,69 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
 }
 
 /**
- * s[p] = scale · q·k_p for positions 0..nPos of one head's keys (k: nPos rows of hd values, hd a
- * multiple of 4): four positions at a time (four independent chains sharing each query vector;
- * eight measured slower: V8 then keeps accumulators on the stack). Each position's sum runs in
- * one accumulator in dimension order, lanes summed as ((0+2)+(1+3)), the same steps in the
- * four-wide loop and the tail.
+ * s[p] = scale · q·k_p for the n positions of one head's key block (kv/cache.ts: tiles of 4
+ * positions × 4 dims, so the four-key loop reads 64 consecutive bytes per step; hd a multiple of
+ * 16). Each position's sum runs in one accumulator in dimension order, lanes summed as
+ * ((0+2)+(1+3)): the same steps in the four-wide loop and the tail.
  */
 // @ts-ignore: decorator
-@inline function scoresT<T>(s: usize, q: usize, k: usize, nPos: i32, hd: i32, scale: f32): void {
-  const es = <usize>sizeof<T>(), rb = <usize>hd * es;
+@inline function scoresT<T>(s: usize, q: usize, k: usize, n: i32, hd: i32, scale: f32): void {
+  const es = <usize>sizeof<T>(), tile = <usize>(hd << 2) * es;
   const sc = f32x4.splat(scale), u = unscale<T>();
   let p = 0;
-  for (; p + 4 <= nPos; p += 4) {
-    const k0 = k + <usize>p * rb, k1 = k0 + rb, k2 = k1 + rb, k3 = k2 + rb;
+  for (; p + 4 <= n; p += 4) {
+    const kt = k + <usize>(p >> 2) * tile;
     let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
     for (let i = 0; i < hd; i += 4) {
-      const x = sizeof<T>() == 4 ? v128.load(q + (<usize>i << 2)) : f32x4.mul(v128.load(q + (<usize>i << 2)), u), o = <usize>i * es;
-      a0 = madd(load4<T>(k0 + o), x, a0); a1 = madd(load4<T>(k1 + o), x, a1);
-      a2 = madd(load4<T>(k2 + o), x, a2); a3 = madd(load4<T>(k3 + o), x, a3);
+      const x = query<T>(q + (<usize>i << 2), u), o = kt + (<usize>i << 2) * es;
+      a0 = madd(load4<T>(o), x, a0); a1 = madd(load4<T>(o + 4 * es), x, a1);
+      a2 = madd(load4<T>(o + 8 * es), x, a2); a3 = madd(load4<T>(o + 12 * es), x, a3);
     }
     v128.store(s + (<usize>p << 2), f32x4.mul(sums4(a0, a1, a2, a3), sc));
   }
-  for (; p < nPos; p++) {
-    const kp = k + <usize>p * rb;
+  for (; p < n; p++) {
+    const kp = k + <usize>(p >> 2) * tile + <usize>((p & 3) << 2) * es;
     let a = f32x4.splat(0);
-    for (let i = 0; i < hd; i += 4) a = madd(load4<T>(kp + <usize>i * es), f32x4.mul(v128.load(q + (<usize>i << 2)), u), a);
+    for (let i = 0; i < hd; i += 4) a = madd(load4<T>(kp + (<usize>i << 2) * es), query<T>(q + (<usize>i << 2), u), a);
     const t = f32x4.add(a, v128.shuffle<f32>(a, a, 2, 3, 0, 1));
     store<f32>(s + (<usize>p << 2), f32x4.extract_lane(f32x4.mul(f32x4.add(t, v128.shuffle<f32>(t, t, 1, 0, 3, 2)), sc), 0));
   }
 }
 
+/** Four query values at p, times 2^112 for an f16 cache (see the file comment). */
+// @ts-ignore: decorator
+@inline function query<T>(p: usize, u: v128): v128 {
+  return sizeof<T>() == 4 ? v128.load(p) : f32x4.mul(v128.load(p), u);
+}
+
 /**
- * One cache block's share of a head's output: o[0..hd) += Σ_p w[p]·v_p over n rows of hd values
- * (hd a multiple of 16), starting from 0 when `first`, scaled by inv when `last`. Per 16-dim pass
- * four accumulators take two positions per step, a += (w_p·v_p + w_{p+1}·v_{p+1}), so the
+ * One cache block's share of a head's output: o[0..hd) += Σ_p w[p]·v_p over the block's n
+ * positions (kv/cache.ts: 16-dim columns of BLOCK rows, so each pass reads consecutive bytes; hd
+ * a multiple of 16), starting from 0 when `first`, scaled by inv when `last`. Per column four
+ * accumulators take two positions per step, a += (w_p·v_p + w_{p+1}·v_{p+1}), so the
  * loop-carried chain is one add per two positions; pairs start at even positions (blocks hold an
- * even number). The rows are first read front to back (the 16-dim passes alone would walk memory
- * a row apart, which the hardware prefetcher follows at half the streaming rate); `sink` takes
- * that read's dummy result.
+ * even number of them).
  */
 // @ts-ignore: decorator
-@inline function weightedT<T>(o: usize, v: usize, w: usize, n: i32, hd: i32, first: bool, last: bool, inv: f32, sink: usize): void {
-  const es = <usize>sizeof<T>(), rb = <usize>hd * es;
+@inline function weightedT<T>(o: usize, v: usize, w: usize, n: i32, hd: i32, first: bool, last: bool, inv: f32): void {
+  const es = <usize>sizeof<T>(), col = <usize>(BLOCK << 4) * es;
   const u = unscale<T>();
-  let t = i32x4.splat(0);
-  for (let r = v, e = v + <usize>n * rb; r < e; r += 64) t = v128.or(t, v128.load32_zero(r));
-  v128.store32_lane(sink, t, 0);
   for (let d = 0; d < hd; d += 16) {
-    const vd = v + <usize>d * es, od = o + (<usize>d << 2);
+    const vd = v + <usize>(d >> 4) * col, od = o + (<usize>d << 2);
     let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
     if (!first) { a0 = v128.load(od); a1 = v128.load(od, 16); a2 = v128.load(od, 32); a3 = v128.load(od, 48); }
     let p = 0;
     for (; p + 2 <= n; p += 2) {
-      const r = vd + <usize>p * rb, r1 = r + rb;
+      const r = vd + (<usize>p << 4) * es;
       let s0 = v128.load32_splat(w + (<usize>p << 2)), s1 = v128.load32_splat(w + (<usize>p << 2), 4);
       if (sizeof<T>() == 2) { s0 = f32x4.mul(s0, u); s1 = f32x4.mul(s1, u); }
-      a0 = f32x4.add(a0, madd(load4<T>(r1), s1, f32x4.mul(load4<T>(r), s0)));
-      a1 = f32x4.add(a1, madd(load4<T>(r1 + 4 * es), s1, f32x4.mul(load4<T>(r + 4 * es), s0)));
-      a2 = f32x4.add(a2, madd(load4<T>(r1 + 8 * es), s1, f32x4.mul(load4<T>(r + 8 * es), s0)));
-      a3 = f32x4.add(a3, madd(load4<T>(r1 + 12 * es), s1, f32x4.mul(load4<T>(r + 12 * es), s0)));
+      a0 = f32x4.add(a0, madd(load4<T>(r + 16 * es), s1, f32x4.mul(load4<T>(r), s0)));
+      a1 = f32x4.add(a1, madd(load4<T>(r + 20 * es), s1, f32x4.mul(load4<T>(r + 4 * es), s0)));
+      a2 = f32x4.add(a2, madd(load4<T>(r + 24 * es), s1, f32x4.mul(load4<T>(r + 8 * es), s0)));
+      a3 = f32x4.add(a3, madd(load4<T>(r + 28 * es), s1, f32x4.mul(load4<T>(r + 12 * es), s0)));
     }
     if (p < n) {
-      const r = vd + <usize>p * rb;
+      const r = vd + (<usize>p << 4) * es;
       let s0 = v128.load32_splat(w + (<usize>p << 2));
       if (sizeof<T>() == 2) s0 = f32x4.mul(s0, u);
       a0 = madd(load4<T>(r), s0, a0); a1 = madd(load4<T>(r + 4 * es), s0, a1);
@@ -185,7 +186,7 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
 function expSum(s: usize, n: i32): f32 {
   let m4 = f32x4.splat(-Infinity);
   let i = 0;
-  for (; i + 4 <= n; i += 4) m4 = f32x4.max(m4, v128.load(s + (<usize>i << 2)));
+  for (; i + 4 <= n; i += 4) m4 = f32x4.pmax(m4, v128.load(s + (<usize>i << 2))); // pmax: one maxps; a NaN still reaches the sum
   let mx: f32 = max(max(f32x4.extract_lane(m4, 0), f32x4.extract_lane(m4, 1)), max(f32x4.extract_lane(m4, 2), f32x4.extract_lane(m4, 3)));
   for (; i < n; i++) mx = max(mx, load<f32>(s + (<usize>i << 2)));
   const mv = f32x4.splat(mx);
@@ -216,22 +217,37 @@ function expSum(s: usize, n: i32): f32 {
 }
 
 /**
- * Append nTok positions to one layer's keys or values: src holds nTok rows of heads·headDim f32;
- * row t's head h goes to position pos0 + t of head h in dst (blocks of BLOCK positions, each
- * (heads, BLOCK, headDim), see src/kv/cache.ts), as f32 or (half ≠ 0) as f16 bits (storeHalf's
- * rounding).
+ * Append nTok positions to one layer's keys (`keys` ≠ 0) or values: src holds nTok rows of
+ * heads·headDim f32; row t's head h goes to position pos0 + t of head h in dst (src/kv/cache.ts
+ * kvIndex: blocks of BLOCK positions, head-major; key tiles and value columns when headDim is a
+ * multiple of 16, rows otherwise), as f32 or (half ≠ 0) as f16 bits (storeHalf's rounding).
  */
-export function storeKV(dst: usize, src: usize, nTok: i32, heads: i32, headDim: i32, pos0: i32, half: i32): void {
+export function storeKV(dst: usize, src: usize, nTok: i32, heads: i32, headDim: i32, pos0: i32, half: i32, keys: i32): void {
   const es: usize = half != 0 ? 2 : 4;
+  const laid = (headDim & 15) == 0;
   for (let t = 0; t < nTok; t++) {
-    const p = pos0 + t, b = p / BLOCK;
+    const p = pos0 + t, b = p / BLOCK, r = p - b * BLOCK;
     for (let h = 0; h < heads; h++) {
       const sp = src + (<usize>(t * heads + h) * <usize>headDim << 2);
-      const dp = dst + <usize>(((b * heads + h) * BLOCK + (p - b * BLOCK)) * headDim) * es;
-      if (half != 0) storeHalf(dp, sp, headDim);
-      else memory.copy(dp, sp, <usize>headDim << 2);
+      const base = dst + <usize>((b * heads + h) * BLOCK * headDim) * es;
+      if (!laid) { put(base + <usize>(r * headDim) * es, sp, headDim, half); continue; }
+      // keys: four values at a time into their tile; values: sixteen at a time into their column
+      if (keys != 0) {
+        const dp = base + <usize>((r >> 2) * 4 * headDim + ((r & 3) << 2)) * es;
+        for (let i = 0; i < headDim; i += 4) put(dp + (<usize>i << 2) * es, sp + (<usize>i << 2), 4, half);
+      } else {
+        const dp = base + <usize>(r << 4) * es;
+        for (let i = 0; i < headDim; i += 16) put(dp + <usize>((i >> 4) * BLOCK * 16) * es, sp + (<usize>i << 2), 16, half);
+      }
     }
   }
+}
+
+/** n f32 from src to dst as f32, or (half ≠ 0) as f16 bits. */
+// @ts-ignore: decorator
+@inline function put(dst: usize, src: usize, n: i32, half: i32): void {
+  if (half != 0) storeHalf(dst, src, n);
+  else memory.copy(dst, src, <usize>n << 2);
 }
 
 /**

@@ -29,7 +29,7 @@ export function rmsnorm(out: usize, x: usize, w: usize, n: i32, eps: f32): void 
 export function softmax(x: usize, n: i32): void {
   let m4 = f32x4.splat(-Infinity);
   let i = 0;
-  for (; i + 4 <= n; i += 4) m4 = f32x4.max(m4, v128.load(x + (<usize>i << 2)));
+  for (; i + 4 <= n; i += 4) m4 = f32x4.pmax(m4, v128.load(x + (<usize>i << 2))); // pmax: one maxps; a NaN still reaches the sum
   let mx: f32 = max(max(f32x4.extract_lane(m4, 0), f32x4.extract_lane(m4, 1)), max(f32x4.extract_lane(m4, 2), f32x4.extract_lane(m4, 3)));
   for (; i < n; i++) mx = max(mx, load<f32>(x + (<usize>i << 2)));
   const mv = f32x4.splat(mx);
