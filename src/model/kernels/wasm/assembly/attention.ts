@@ -152,23 +152,34 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
   }
 }
 
-/** scoresT for any head size (one position at a time, scalar). */
+/** scoresT for other head sizes (rows of hd values): four dims at a time, then the rest. */
 // @ts-ignore: decorator
-@inline function scoresAny<T>(s: usize, q: usize, k: usize, nPos: i32, hd: i32, scale: f32): void {
-  const es = <usize>sizeof<T>();
-  for (let p = 0; p < nPos; p++) {
+@inline function scoresAny<T>(s: usize, q: usize, k: usize, n: i32, hd: i32, scale: f32): void {
+  const es = <usize>sizeof<T>(), u = unscale<T>(), h4 = hd & ~3;
+  for (let p = 0; p < n; p++) {
     const kp = k + <usize>(p * hd) * es;
-    let a: f32 = 0;
-    for (let i = 0; i < hd; i++) a += value<T>(kp + <usize>i * es) * load<f32>(q + (<usize>i << 2));
-    store<f32>(s + (<usize>p << 2), a * scale);
+    let a = f32x4.splat(0);
+    for (let i = 0; i < h4; i += 4) a = madd(load4<T>(kp + <usize>i * es), query<T>(q + (<usize>i << 2), u), a);
+    let t: f32 = (f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 2)) + (f32x4.extract_lane(a, 1) + f32x4.extract_lane(a, 3));
+    for (let i = h4; i < hd; i++) t += value<T>(kp + <usize>i * es) * load<f32>(q + (<usize>i << 2));
+    store<f32>(s + (<usize>p << 2), t * scale);
   }
 }
 
-/** weightedT for any head size (scalar). */
+/** weightedT for other head sizes (rows of hd values): four dims at a time, then the rest. */
 // @ts-ignore: decorator
 @inline function weightedAny<T>(o: usize, v: usize, w: usize, n: i32, hd: i32, first: bool, last: bool, inv: f32): void {
-  const es = <usize>sizeof<T>();
-  for (let i = 0; i < hd; i++) {
+  const es = <usize>sizeof<T>(), u = unscale<T>(), h4 = hd & ~3;
+  for (let d = 0; d < h4; d += 4) {
+    const od = o + (<usize>d << 2);
+    let a = first ? f32x4.splat(0) : v128.load(od);
+    for (let p = 0; p < n; p++) {
+      const x = v128.load32_splat(w + (<usize>p << 2));
+      a = madd(load4<T>(v + <usize>(p * hd + d) * es), sizeof<T>() == 4 ? x : f32x4.mul(x, u), a);
+    }
+    v128.store(od, last ? f32x4.mul(a, f32x4.splat(inv)) : a);
+  }
+  for (let i = h4; i < hd; i++) {
     let a: f32 = first ? 0 : load<f32>(o + (<usize>i << 2));
     for (let p = 0; p < n; p++) a += load<f32>(w + (<usize>p << 2)) * value<T>(v + <usize>(p * hd + i) * es);
     store<f32>(o + (<usize>i << 2), last ? a * inv : a);
