@@ -4,10 +4,11 @@
  *   compare     side by side with llama.cpp (node-llama-cpp): stories260K, 15M and 110M shapes × F32/F16/Q8_0/Q4_0
  *   tokenizer   encode MB/s against Hugging Face tokenizers
  *   kernels     matrix-vector GFLOP/s and GB/s, JS vs WebAssembly
+ *   attention   decode attention µs/token and cache GB/s, f32 and f16 KV caches
  * With no suite: generation, then compare.
  */
 const SUITES: Record<string, string> = {
-  generation: './generation.js', compare: './compare.js', tokenizer: './tokenizer.js', kernels: './kernels.js',
+  generation: './generation.js', compare: './compare.js', tokenizer: './tokenizer.js', kernels: './kernels.js', attention: './attention.js',
 };
 
 async function runSuite(name: string, args: string[]): Promise<number> {
