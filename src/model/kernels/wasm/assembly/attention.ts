@@ -5,7 +5,8 @@
 // body (T = f32 | u16, resolved at compile time). f16 values are widened with the shift-and-mask
 // method of simd.ts half4 but without its final ·2^112: the other operand (the query, or the
 // softmax weight) carries that factor instead, so a product equals the exact f16 value's.
-import { exp4, half, madd } from './simd';
+import { expSum } from './ops';
+import { half, madd } from './simd';
 
 /** i32 mask sign | exponent | mantissa after the shift, and 2^112 (f16 → f32, see simd.ts). */
 const HC = memory.data<u32>([0x8fffe000, 0x8fffe000, 0x8fffe000, 0x8fffe000, 0x77800000, 0x77800000, 0x77800000, 0x77800000], 16);
@@ -191,32 +192,6 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
 @inline function value<T>(p: usize): f32 {
   if (sizeof<T>() == 4) return load<f32>(p);
   return half(<u32>load<u16>(p));
-}
-
-/** s[i] ← exp(s[i] − max s) for n values, in place; returns Σ (vector exp, simd.ts exp4). */
-function expSum(s: usize, n: i32): f32 {
-  let m4 = f32x4.splat(-Infinity);
-  let i = 0;
-  for (; i + 4 <= n; i += 4) m4 = f32x4.pmax(m4, v128.load(s + (<usize>i << 2))); // pmax: one maxps; a NaN still reaches the sum
-  let mx: f32 = max(max(f32x4.extract_lane(m4, 0), f32x4.extract_lane(m4, 1)), max(f32x4.extract_lane(m4, 2), f32x4.extract_lane(m4, 3)));
-  for (; i < n; i++) mx = max(mx, load<f32>(s + (<usize>i << 2)));
-  const mv = f32x4.splat(mx);
-  let s4 = f32x4.splat(0);
-  i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const p = s + (<usize>i << 2);
-    const e = exp4(f32x4.sub(v128.load(p), mv));
-    v128.store(p, e);
-    s4 = f32x4.add(s4, e);
-  }
-  let sum: f32 = (f32x4.extract_lane(s4, 0) + f32x4.extract_lane(s4, 1)) + (f32x4.extract_lane(s4, 2) + f32x4.extract_lane(s4, 3));
-  for (; i < n; i++) {
-    const p = s + (<usize>i << 2);
-    const e = f32x4.extract_lane(exp4(f32x4.splat(load<f32>(p) - mx)), 0);
-    store<f32>(p, e);
-    sum += e;
-  }
-  return sum;
 }
 
 /** [Σa, Σb, Σc, Σd] for four f32x4, each summed as ((0+2)+(1+3)). */

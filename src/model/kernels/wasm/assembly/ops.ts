@@ -27,6 +27,18 @@ export function rmsnorm(out: usize, x: usize, w: usize, n: i32, eps: f32): void 
 
 /** In-place softmax of n f32 at x (max-subtracted; vector exp, see simd.ts exp4). */
 export function softmax(x: usize, n: i32): void {
+  const sum = expSum(x, n);
+  const inv = f32x4.splat(1 / sum);
+  let i = 0;
+  for (; i + 4 <= n; i += 4) v128.store(x + (<usize>i << 2), f32x4.mul(v128.load(x + (<usize>i << 2)), inv));
+  for (; i < n; i++) store<f32>(x + (<usize>i << 2), load<f32>(x + (<usize>i << 2)) * (1 / sum));
+}
+
+/**
+ * x[i] ← exp(x[i] − max x) for n f32, in place; returns Σ (softmax before its normalization:
+ * attention scales its weighted sum by 1/Σ once instead).
+ */
+export function expSum(x: usize, n: i32): f32 {
   let m4 = f32x4.splat(-Infinity);
   let i = 0;
   for (; i + 4 <= n; i += 4) m4 = f32x4.pmax(m4, v128.load(x + (<usize>i << 2))); // pmax: one maxps; a NaN still reaches the sum
@@ -48,10 +60,7 @@ export function softmax(x: usize, n: i32): void {
     store<f32>(p, e);
     sum += e;
   }
-  const inv = f32x4.splat(1 / sum);
-  i = 0;
-  for (; i + 4 <= n; i += 4) v128.store(x + (<usize>i << 2), f32x4.mul(v128.load(x + (<usize>i << 2)), inv));
-  for (; i < n; i++) store<f32>(x + (<usize>i << 2), load<f32>(x + (<usize>i << 2)) * (1 / sum));
+  return sum;
 }
 
 /** out[i] = silu(gate[i]) · up[i] (SwiGLU, Shazeer 2020); out may alias gate or up. Vector exp (simd.ts exp4). */
