@@ -11,6 +11,7 @@
  * Models are generated on first use into bench/models/ (git-ignored) with `synth`/`quantize`.
  * Usage: node --import tsx bench/compare.ts [--quick] [--models stories260K,15M,110M]
  *   [--types F32,F16,Q8_0,Q4_0] [--threads 1,2] [--runs 3] [--tokens 128] [--kv-type f16|f32] [--out FILE]
+ * (--types also takes Q4_K and Q6_K, written by `quantize` from the F32 model; use them with 110M.)
  * Both engines keep an f16 KV cache by default here (llama.cpp's default type; tokenloop's library
  * default is f32, `--kv-type f32` measures that). `--tokens N` sets both the prompt and the number of
  * decoded tokens (N = 1000: long-context decode, positions 1000–2000).
@@ -40,6 +41,8 @@ const SHAPES: Record<string, { dim: number; layers: number; heads: number; hidde
   '110M': { dim: 768, layers: 12, heads: 12, hidden: 2048 },
 };
 const TYPES = ['F32', 'F16', 'Q8_0', 'Q4_0'];
+/** Also accepted by --types (not in the default run): the K-quants real downloads use (rows must be whole 256-value super-blocks: 110M). */
+const MORE_TYPES = ['Q4_K', 'Q6_K'];
 
 /** One engine's measurement. */
 interface Run {
@@ -177,7 +180,7 @@ export async function main(argv: string[]): Promise<number> {
   const kvType = values['kv-type']!;
   if (kvType !== 'f16' && kvType !== 'f32') { process.stderr.write(`--kv-type takes f16 or f32, got "${kvType}"\n`); return 2; }
   for (const m of models) if (!(m in SHAPES)) { process.stderr.write(`unknown model "${m}" (known: ${Object.keys(SHAPES).join(', ')})\n`); return 2; }
-  for (const t of types) if (!TYPES.includes(t)) { process.stderr.write(`unknown type "${t}" (known: ${TYPES.join(', ')})\n`); return 2; }
+  for (const t of types) if (![...TYPES, ...MORE_TYPES].includes(t)) { process.stderr.write(`unknown type "${t}" (known: ${[...TYPES, ...MORE_TYPES].join(', ')})\n`); return 2; }
   if (threadList.some((t) => !Number.isInteger(t) || t < 1) || !Number.isInteger(runs) || runs < 1 || !Number.isInteger(nTok) || nTok < 1) {
     process.stderr.write('--threads, --runs and --tokens take positive integers\n');
     return 2;

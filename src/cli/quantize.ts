@@ -1,7 +1,7 @@
 /**
  * `tokenloop quantize [--pure] [--quiet] IN.gguf OUT.gguf TYPE`
  *
- * Rewrites a GGUF model with its weight matrices in TYPE (F32, F16, BF16, Q8_0, Q4_0), keeping all
+ * Rewrites a GGUF model with its weight matrices in TYPE (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K), keeping all
  * metadata; see src/tools/quantize.ts for which tensors change. Prints one line per tensor and a
  * summary unless --quiet.
  */

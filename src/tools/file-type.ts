@@ -14,13 +14,19 @@ export interface FileTypeSpec {
   ftype: number;
 }
 
-/** Supported targets. LLAMA_FTYPE_ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q8_0 = 7, MOSTLY_BF16 = 32. */
+/**
+ * Supported targets. LLAMA_FTYPE_ALL_F32 = 0, MOSTLY_F16 = 1, MOSTLY_Q4_0 = 2, MOSTLY_Q8_0 = 7,
+ * MOSTLY_Q4_K_S = 14, MOSTLY_Q6_K = 18, MOSTLY_BF16 = 32. Our Q4_K is llama-quantize's Q4_K_S
+ * without its per-layer upgrades (every matrix Q4_K, the classifier Q6_K).
+ */
 export const FILE_TYPES: readonly FileTypeSpec[] = [
   { name: 'F32', type: GGMLType.F32, ftype: 0 },
   { name: 'F16', type: GGMLType.F16, ftype: 1 },
   { name: 'BF16', type: GGMLType.BF16, ftype: 32 },
   { name: 'Q8_0', type: GGMLType.Q8_0, ftype: 7 },
   { name: 'Q4_0', type: GGMLType.Q4_0, ftype: 2 },
+  { name: 'Q4_K', type: GGMLType.Q4_K, ftype: 14 },
+  { name: 'Q6_K', type: GGMLType.Q6_K, ftype: 18 },
 ];
 
 /** `general.quantization_version` written by llama-quantize (ggml.h GGML_QNT_VERSION). */
@@ -50,16 +56,21 @@ export function isConvertible(name: string, dims: readonly number[]): boolean {
  * `output.weight` (otherwise token_embd.weight doubles as the classifier).
  *
  * - Tensors llama.cpp does not convert keep their type (`null` is returned).
- * - In quantized files the classifier gets Q8_0. llama.cpp gives it Q6_K unless the file type is
- *   Q8_0; we write Q8_0, which is llama.cpp's own fallback for Q6_K, until a Q6_K quantizer exists.
- *   `pure` (llama-quantize --pure) gives every matrix the file's type instead.
+ * - In quantized files the classifier gets Q6_K in K-quant files (as llama.cpp does) and Q8_0 in
+ *   Q8_0/Q4_0 files (llama.cpp gives Q4_0 files a Q6_K classifier; we keep Q8_0 there, which is
+ *   llama.cpp's own fallback for Q6_K, so these files and their benchmarks stay as they were).
+ *   `pure` (llama-quantize --pure) gives every matrix the file's type instead. A classifier whose
+ *   rows are not whole Q6_K super-blocks gets Q8_0.
  * - A matrix whose rows are not whole blocks of the chosen type keeps its type (`null`).
  */
 export function targetType(spec: FileTypeSpec, name: string, dims: readonly number[], hasOutput: boolean, pure = false): GGMLType | null {
   if (!isConvertible(name, dims)) return null;
   let t = spec.type;
   const isClassifier = name === 'output.weight' || (!hasOutput && name === 'token_embd.weight');
-  if (!pure && isQuantized(t) && isClassifier) t = GGMLType.Q8_0;
+  if (!pure && isQuantized(t) && isClassifier) {
+    const k = blockLayout(t).blockElems === 256;
+    t = k && dims[0]! % 256 === 0 ? GGMLType.Q6_K : GGMLType.Q8_0;
+  }
   if (dims[0]! % blockLayout(t).blockElems !== 0) return null;
   return t;
 }

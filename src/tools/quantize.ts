@@ -1,6 +1,6 @@
 /**
  * `quantize`: rewrite a GGUF model with its weight matrices in another type (F32, F16, BF16,
- * Q8_0, Q4_0), keeping every metadata entry (with its value type) and every other tensor, the way
+ * Q8_0, Q4_0, Q4_K, Q6_K), keeping every metadata entry (with its value type) and every other tensor, the way
  * llama-quantize does (see ./file-type.ts for which tensor gets which type). Tensors are read,
  * converted and written a slice of rows at a time.
  */

@@ -26,7 +26,7 @@ export interface SynthOptions {
   heads: number;
   kvHeads?: number;
   hidden: number;
-  /** File type name (F32, F16, BF16, Q8_0, Q4_0). Default F32. */
+  /** File type name (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K). Default F32. */
   type?: string;
   seed?: number;
   /** llama.context_length. Default 2048. */

@@ -23,7 +23,7 @@ test('tokenloop synth and quantize on the command line: files, summaries and one
     assert.equal(parseGGUF(new Uint8Array(readFileSync(b))).meta.get('general.file_type'), 2);
     const bad = cli('quantize', a, join(dir, 'c.gguf'), 'Q9');
     assert.equal(bad.status, 1);
-    assert.equal(bad.stderr, 'tokenloop: error: unknown type "Q9"; supported: F32, F16, BF16, Q8_0, Q4_0\n');
+    assert.equal(bad.stderr, 'tokenloop: error: unknown type "Q9"; supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K\n');
     const notGguf = cli('quantize', sharedPath('models', 'stories260K', 'tok512.bin'), join(dir, 'c.gguf'), 'Q8_0');
     assert.equal(notGguf.status, 1);
     assert.match(notGguf.stderr, /^tokenloop: error: .*tok512\.bin: not a GGUF file \(bad magic 0x[0-9a-f]{8}\)\n$/);

@@ -125,7 +125,7 @@ test('F16 and BF16 convert every weight matrix (block size 1) and round to neare
 test('quantize errors: bad type, missing or non-GGUF input, already-quantized input, output = input', { skip: needsShared() }, () => {
   withDir((dir) => {
     assert.throws(() => quantizeFile(STORIES, join(dir, 'x.gguf'), 'Q5_K'),
-      (e: Error) => e instanceof InvalidOptionError && /unknown type "Q5_K"; supported: F32, F16, BF16, Q8_0, Q4_0/.test(e.message));
+      (e: Error) => e instanceof InvalidOptionError && /unknown type "Q5_K"; supported: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K/.test(e.message));
     assert.throws(() => quantizeFile(join(dir, 'nope.gguf'), join(dir, 'x.gguf'), 'Q8_0'), (e: Error) => e instanceof ModelFormatError && /not found/.test(e.message));
     writeFileSync(join(dir, 'text.gguf'), 'hello, not a model at all');
     assert.throws(() => quantizeFile(join(dir, 'text.gguf'), join(dir, 'x.gguf'), 'Q8_0'), (e: Error) => e instanceof ModelFormatError && /not a GGUF file/.test(e.message));

@@ -3,7 +3,7 @@
 // blocks with one f32 scale each (Q8_0-style: d = amax/127, q = round(x/d)), stored pre-widened
 // to i16 so that every weight block is one run of i32x4.dot_i16x8_s; the weight and activation
 // scales are applied once per block. Weight block layouts: ggml-common.h (block_q4_0 … block_q6_k).
-import { bit5, half, half4At, reduce4, reduce4i16 } from './simd';
+import { bit5, half, half2K, half4At, halfK, reduce4, reduce4i16 } from './simd';
 import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
 
 /**
@@ -153,9 +153,10 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32, f
     const dxLo = v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6);
     const dxHi = v128.shuffle<f32>(v128.load(dp, 32), v128.load(dp, 48), 0, 2, 4, 6);
     const t = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sLo, scLo)), dxLo), f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sHi, scHi)), dxHi));
-    acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(half(load<u16>(p)))));
+    const dm = half2K(p);
+    acc = f32x4.add(acc, f32x4.mul(t, v128.shuffle<f32>(dm, dm, 0, 0, 0, 0)));
     const mt = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(mLo), v128.load(sp)), f32x4.mul(f32x4.convert_i32x4_s(mHi), v128.load(sp, 16)));
-    macc = f32x4.add(macc, f32x4.mul(mt, f32x4.splat(half(load<u16>(p, 2)))));
+    macc = f32x4.add(macc, f32x4.mul(mt, v128.shuffle<f32>(dm, dm, 1, 1, 1, 1)));
   }
   return hsum4(acc) - hsum4(macc);
 }
@@ -271,7 +272,7 @@ function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
       const dp = xd + (<usize>xb << 3);
       t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(q), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
     }
-    acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(half(load<u16>(p, 208)))));
+    acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(halfK(load<u16>(p, 208)))));
   }
   return hsum4(acc);
 }
@@ -741,7 +742,7 @@ export function rowQ6Kx2r(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, 
       qq = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
       t1 = f32x4.add(t1, f32x4.mul(f32x4.convert_i32x4_s(qq), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
     }
-    const d = f32x4.splat(half(load<u16>(p, 208)));
+    const d = f32x4.splat(halfK(load<u16>(p, 208)));
     acc0 = f32x4.add(acc0, f32x4.mul(t0, d));
     acc1 = f32x4.add(acc1, f32x4.mul(t1, d));
   }
@@ -829,7 +830,7 @@ export function rowQ5Kx2r(w: usize, xq: usize, xd: usize, xs: usize, qb: usize, 
     const C = v128.shuffle<u8>(v, z, 8, 16, 16, 16, 9, 16, 16, 16, 10, 16, 16, 16, 11, 16, 16, 16);
     const scLo = v128.and(A, c63), scHi = v128.or(v128.and(C, c15), i32x4.shl(i32x4.shr_u(A, 6), 4));
     const fmLo = f32x4.convert_i32x4_s(v128.and(B, c63)), fmHi = f32x4.convert_i32x4_s(v128.or(i32x4.shr_u(C, 4), i32x4.shl(i32x4.shr_u(B, 6), 4)));
-    const d = f32x4.splat(half(load<u16>(p))), dmin = f32x4.splat(half(load<u16>(p, 2)));
+    const dm = half2K(p), d = v128.shuffle<f32>(dm, dm, 0, 0, 0, 0), dmin = v128.shuffle<f32>(dm, dm, 1, 1, 1, 1);
     // token 0
     let dp = xd + (<usize>xb << 3), sp = xs + (<usize>xb << 2);
     let t = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sLo0, scLo)), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)),

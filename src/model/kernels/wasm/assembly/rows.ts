@@ -1,7 +1,7 @@
 // Row kernels per GGML weight type: fused dequantize+dot (decode) and dequantize-to-f32 (prefill).
 // Block layouts and dequantization formulas are those of ggml (ggml-common.h block_* structs,
 // ggml-quants.c dequantize_row_*); see src/model/kernels/quant/dequantize.ts for the plain reference.
-import { TWO112, bit5, dot16, half, half4, hsum, madd, store16, sum32 } from './simd';
+import { TWO112, bit5, dot16, half, half4, halfK, hsum, madd, store16, sum32 } from './simd';
 
 export const F32: i32 = 0;
 export const F16: i32 = 1;
@@ -202,7 +202,7 @@ export function dotRow(type: i32, w: usize, x: usize, xs: usize, n: i32): f32 {
     const zero = i8x16.splat(0), b5 = i8x16.splat(0x10);
     for (let sb = 0; sb < (n >> 8); sb++) {
       const p = w + <usize>sb * bs, xp0 = x + (<usize>sb << 10), xs0 = xs + (<usize>sb << 5);
-      const d = half(load<u16>(p)), dmin = half(load<u16>(p, 2));
+      const d = halfK(load<u16>(p)), dmin = halfK(load<u16>(p, 2));
       const sc = p + 4;
       let h0 = zero, h1 = zero;
       if (five) { h0 = v128.load(p, 16); h1 = v128.load(p, 32); }
@@ -230,7 +230,7 @@ export function dotRow(type: i32, w: usize, x: usize, xs: usize, n: i32): f32 {
     const m3 = i8x16.splat(0x30), e32 = i8x16.splat(32);
     for (let sb = 0; sb < (n >> 8); sb++) {
       const p = w + <usize>sb * 210, xp0 = x + (<usize>sb << 10);
-      const d = half(load<u16>(p, 208));
+      const d = halfK(load<u16>(p, 208));
       for (let h = 0; h < 2; h++) {
         const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
         const xh = xp0 + (<usize>h << 9);
@@ -311,7 +311,7 @@ export function dequantRow(type: i32, w: usize, y: usize, n: i32): void {
     const zero = i8x16.splat(0), b5 = i8x16.splat(0x10);
     for (let sb = 0; sb < (n >> 8); sb++) {
       const p = w + <usize>sb * bs, y0 = y + (<usize>sb << 10);
-      const dd = half(load<u16>(p)), dmin = half(load<u16>(p, 2));
+      const dd = halfK(load<u16>(p)), dmin = halfK(load<u16>(p, 2));
       const sc = p + 4;
       let h0 = zero, h1 = zero;
       if (five) { h0 = v128.load(p, 16); h1 = v128.load(p, 32); }
@@ -338,7 +338,7 @@ export function dequantRow(type: i32, w: usize, y: usize, n: i32): void {
     const m3 = i8x16.splat(0x30), e32 = i8x16.splat(32);
     for (let sb = 0; sb < (n >> 8); sb++) {
       const p = w + <usize>sb * 210, y0 = y + (<usize>sb << 10);
-      const d = half(load<u16>(p, 208));
+      const d = halfK(load<u16>(p, 208));
       for (let h = 0; h < 2; h++) {
         const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
         const yh = y0 + (<usize>h << 9);

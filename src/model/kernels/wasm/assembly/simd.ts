@@ -11,6 +11,33 @@ export const TWO112: f32 = reinterpret<f32>(0x77800000);
   return reinterpret<f32>(reinterpret<u32>(mag) | ((h & 0x8000) << 16));
 }
 
+/**
+ * `half` without forming an f32 subnormal: an f16 subnormal is converted as m·2^−24 instead of
+ * (its bits shifted into an f32 subnormal)·2^112. For the K-quants' super-block scales, which are
+ * often f16 subnormals (Q6_K's d = max scale/128): a multiply with a subnormal operand made whole
+ * Q6_K matrices 2.5–3× slower on this x64 machine. The branch costs little (a matrix's scales
+ * are mostly of one kind); the per-block kernels keep `half` (their Q4_0/Q8_0/Q5 scales are
+ * normal in practice, and the check would cost them a few percent).
+ */
+// @ts-ignore: decorator
+@inline export function halfK(h: u32): f32 {
+  if ((h & 0x7c00) != 0) return half(h);
+  return reinterpret<f32>(reinterpret<u32>(<f32>(h & 0x3ff) * 5.9604644775390625e-8) | ((h & 0x8000) << 16));
+}
+
+/**
+ * The two f16 at p and p + 2 (a K-quant super-block's d and dmin) as lanes 0 and 1 of an f32x4,
+ * converted like `halfK` (no f32 subnormal formed) without branches or scalar moves.
+ */
+// @ts-ignore: decorator
+@inline export function half2K(p: usize): v128 {
+  const h = i32x4.extend_low_i16x8_u(v128.load32_zero(p));
+  const m = v128.and(h, i32x4.splat(0x7fff));
+  const v = v128.bitselect(f32x4.mul(f32x4.convert_i32x4_s(m), f32x4.splat(5.9604644775390625e-8)),
+    i32x4.add(i32x4.shl(m, 13), i32x4.splat(112 << 23)), i32x4.lt_s(m, i32x4.splat(0x400)));
+  return v128.or(v, i32x4.shl(v128.and(h, i32x4.splat(0x8000)), 16));
+}
+
 /** Four halves (zero-extended in i32 lanes) → f32x4, same exactness as `half`. */
 // @ts-ignore: decorator
 @inline export function half4(h: v128): v128 {
