@@ -45,9 +45,11 @@ test('files written by quantize and synth load and generate in llama.cpp (node-l
     const base = (await generate(f32))!;
     assert.equal(base.decodeTokens, 8);
     assert.ok(base.tokens.every((id) => id >= 0 && id < 32000));
-    for (const type of ['Q8_0', 'Q4_0']) {
+    for (const type of ['Q8_0', 'Q4_0', 'Q4_K', 'Q6_K']) {
       const p = join(dir, `synth-${type}.gguf`);
-      synthFile(p, { dim: 64, layers: 2, heads: 4, kvHeads: 2, hidden: 128, ctx: 128, seed: 5, vocabFile: VOCAB, type });
+      // K-quants need rows of whole 256-value super-blocks
+      const k = type.endsWith('_K');
+      synthFile(p, { dim: k ? 256 : 64, layers: k ? 1 : 2, heads: 4, kvHeads: 2, hidden: k ? 512 : 128, ctx: 128, seed: 5, vocabFile: VOCAB, type });
       const r = (await generate(p))!;
       assert.equal(r.decodeTokens, 8, type);
       assert.ok(r.tokens.every((id) => id >= 0 && id < 32000), type);

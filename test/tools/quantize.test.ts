@@ -139,3 +139,36 @@ test('quantize errors: bad type, missing or non-GGUF input, already-quantized in
     assert.deepEqual(readFileSync(join(dir, 'q4b.gguf')), readFileSync(join(dir, 'q4.gguf')));
   });
 });
+
+test('K-quant files (synth 256-wide Llama): Q4_K matrices with a Q6_K classifier, file types 14/18; they load and give logits close to F32', { skip: needsShared(), timeout: 120_000 }, async () => {
+  const { synthFile } = await import('../../src/tools/synth.ts');
+  const { openModelFile } = await import('../../src/format/open.ts');
+  const { loadModel } = await import('../../src/model/registry.ts');
+  const vocab = sharedPath('reference', 'tokenizer', 'llama.cpp-vocab', 'ggml-vocab-llama-spm.gguf');
+  withDir((dir) => {
+    const shape = { dim: 256, layers: 1, heads: 4, kvHeads: 2, hidden: 512, ctx: 64, seed: 9, vocabFile: vocab };
+    synthFile(join(dir, 'f32.gguf'), shape);
+    quantizeFile(join(dir, 'f32.gguf'), join(dir, 'q4k.gguf'), 'Q4_K');
+    quantizeFile(join(dir, 'f32.gguf'), join(dir, 'q6k.gguf'), 'q6_k');
+    const q4 = load(join(dir, 'q4k.gguf')), q6 = load(join(dir, 'q6k.gguf'));
+    assert.equal(q4.meta.get('general.file_type'), 14);
+    assert.equal(q6.meta.get('general.file_type'), 18);
+    assert.equal(q4.tensors.get('blk.0.ffn_down.weight')!.type, GGMLType.Q4_K);
+    assert.equal(q4.tensors.get('blk.0.attn_q.weight')!.type, GGMLType.Q4_K);
+    assert.equal(q4.tensors.get('token_embd.weight')!.type, GGMLType.Q6_K); // tied classifier
+    assert.equal(q4.tensors.get('blk.0.attn_norm.weight')!.type, GGMLType.F32);
+    assert.equal(q6.tensors.get('blk.0.ffn_up.weight')!.type, GGMLType.Q6_K);
+    const tokens = [1, 450, 4996, 17354, 1701];
+    const logits = (p: string) => { const m = loadModel(openModelFile(p)); return m.forward(tokens, m.createCache(16)); };
+    const ref = logits(join(dir, 'f32.gguf'));
+    for (const [file, minCos] of [['q4k.gguf', 0.98], ['q6k.gguf', 0.997]] as const) {
+      const got = logits(join(dir, file));
+      let dot = 0, na = 0, nb = 0;
+      for (let i = 0; i < ref.length; i++) { dot += ref[i]! * got[i]!; na += ref[i]! ** 2; nb += got[i]! ** 2; }
+      assert.ok(dot / Math.sqrt(na * nb) > minCos, `${file}: cosine ${dot / Math.sqrt(na * nb)}`);
+    }
+    // rows that are not whole 256-value super-blocks keep their type (stories260K is 64 wide)
+    quantizeFile(STORIES, join(dir, 'stories-q4k.gguf'), 'Q4_K');
+    assert.equal(load(join(dir, 'stories-q4k.gguf')).tensors.get('blk.0.ffn_down.weight')!.type, GGMLType.F32);
+  });
+});
