@@ -22,12 +22,18 @@ function sample(seed: number, n: number): Float32Array {
 
 const half = (b: Uint8Array, o: number) => F16_TABLE[b[o]! | (b[o + 1]! << 8)]!;
 
-test('Q6_K: values decode within half a step of their sub-block scale; int8 scales and f16 d as stored', () => {
-  const x = sample(41, 1024);
-  const q = quantizeQ6_K(x);
-  assert.equal(q.length, 4 * 210);
+/** 1024 sample values quantized by `quant` (4 super-blocks of `blockBytes`) and decoded back. */
+function roundTrip(seed: number, quant: (x: Float32Array) => Uint8Array, type: GGMLType, blockBytes: number): { x: Float32Array; q: Uint8Array; y: Float32Array } {
+  const x = sample(seed, 1024);
+  const q = quant(x);
+  assert.equal(q.length, 4 * blockBytes);
   const y = new Float32Array(x.length);
-  dequantizeRow(GGMLType.Q6_K, q, 0, y, 0, x.length);
+  dequantizeRow(type, q, 0, y, 0, x.length);
+  return { x, q, y };
+}
+
+test('Q6_K: values decode within half a step of their sub-block scale; int8 scales and f16 d as stored', () => {
+  const { x, q, y } = roundTrip(41, quantizeQ6_K, GGMLType.Q6_K, 210);
   let se = 0, sx = 0;
   for (let b = 0; b < 4; b++) {
     const d = half(q, b * 210 + 208);
@@ -50,11 +56,7 @@ test('Q6_K: values decode within half a step of their sub-block scale; int8 scal
 });
 
 test('Q4_K: values decode within half a step of their sub-block scale and min; 6-bit scales/mins packed as GGUF does', () => {
-  const x = sample(42, 1024);
-  const q = quantizeQ4_K(x);
-  assert.equal(q.length, 4 * 144);
-  const y = new Float32Array(x.length);
-  dequantizeRow(GGMLType.Q4_K, q, 0, y, 0, x.length);
+  const { x, q, y } = roundTrip(42, quantizeQ4_K, GGMLType.Q4_K, 144);
   let se = 0, sx = 0;
   for (let b = 0; b < 4; b++) {
     const o = b * 144, d = half(q, o), dmin = half(q, o + 2);
