@@ -27,6 +27,9 @@ const QC = memory.data<u16>([
   0x2020, 0x2020, 0x2020, 0x2020, 0x2020, 0x2020, 0x2020, 0x2020,
 ], 16);
 
+/** i32 lanes 63 and 15 (K-quant 6-bit scale masks), from memory: splats inside a loop cost V8 three instructions each per iteration. */
+const K6 = memory.data<u32>([63, 63, 63, 63, 15, 15, 15, 15], 16);
+
 /** Whether `type` has an integer dot product here (the matmul then wants quantized activations). */
 export function hasIntDot(type: i32): bool {
   return type == Q8_0 || type == Q4_0 || type == Q4_1 || type == Q5_0 || type == Q5_1 || type == Q4_K || type == Q5_K || type == Q6_K;
@@ -124,7 +127,7 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32, f
   const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
   const m4 = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 128) : v128.load(QC);
   const one = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 144) : v128.load(QC, 16);
-  const c63 = i32x4.splat(63), c15 = i32x4.splat(15), z = i32x4.splat(0), ones = v128.load(QC, 16);
+  const c63 = v128.load(K6), c15 = v128.load(K6, 16), z = i32x4.splat(0), ones = v128.load(QC, 16);
   let acc = f32x4.splat(0), macc = f32x4.splat(0);
   for (let sb = 0; sb < (n >> 8); sb++) {
     const p = w + <usize>sb * bs;
@@ -775,7 +778,7 @@ export function rowQ5Kx2r(w: usize, xq: usize, xd: usize, xs: usize, qb: usize, 
   const five = sizeof<T>() == 2;
   const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
   const m4 = v128.load(QC, 128), one = v128.load(QC, 144), ones = v128.load(QC, 16);
-  const c63 = i32x4.splat(63), c15 = i32x4.splat(15), z = i32x4.splat(0);
+  const c63 = v128.load(K6), c15 = v128.load(K6, 16), z = i32x4.splat(0);
   let acc0 = f32x4.splat(0), macc0 = f32x4.splat(0), acc1 = f32x4.splat(0), macc1 = f32x4.splat(0);
   let v0: v128, v1: v128, lo0: v128, lo1: v128, hi0: v128, hi1: v128;
   let a0: v128, a1: v128, a2: v128, a3: v128, a4: v128, a5: v128, a6: v128, a7: v128;

@@ -25,17 +25,26 @@ export const TWO112: f32 = reinterpret<f32>(0x77800000);
   return reinterpret<f32>(reinterpret<u32>(<f32>(h & 0x3ff) * 5.9604644775390625e-8) | ((h & 0x8000) << 16));
 }
 
+/** half2K's constants (i32 lanes): 0x7fff, 0x8000, 112 << 23, 2^−24 (f32), 0x400. In memory: see half2K. */
+const KH = memory.data<u32>([
+  0x7fff, 0x7fff, 0x7fff, 0x7fff, 0x8000, 0x8000, 0x8000, 0x8000,
+  112 << 23, 112 << 23, 112 << 23, 112 << 23, 0x33800000, 0x33800000, 0x33800000, 0x33800000,
+  0x400, 0x400, 0x400, 0x400,
+], 16);
+
 /**
  * The two f16 at p and p + 2 (a K-quant super-block's d and dmin) as lanes 0 and 1 of an f32x4,
- * converted like `halfK` (no f32 subnormal formed) without branches or scalar moves.
+ * converted like `halfK` (no f32 subnormal formed) without branches or scalar moves. The
+ * constants are loaded from memory: as splats inside a loop V8 rebuilds each one with three
+ * instructions per iteration.
  */
 // @ts-ignore: decorator
 @inline export function half2K(p: usize): v128 {
   const h = i32x4.extend_low_i16x8_u(v128.load32_zero(p));
-  const m = v128.and(h, i32x4.splat(0x7fff));
-  const v = v128.bitselect(f32x4.mul(f32x4.convert_i32x4_s(m), f32x4.splat(5.9604644775390625e-8)),
-    i32x4.add(i32x4.shl(m, 13), i32x4.splat(112 << 23)), i32x4.lt_s(m, i32x4.splat(0x400)));
-  return v128.or(v, i32x4.shl(v128.and(h, i32x4.splat(0x8000)), 16));
+  const m = v128.and(h, v128.load(KH));
+  const v = v128.bitselect(f32x4.mul(f32x4.convert_i32x4_s(m), v128.load(KH, 48)),
+    i32x4.add(i32x4.shl(m, 13), v128.load(KH, 32)), i32x4.lt_s(m, v128.load(KH, 64)));
+  return v128.or(v, i32x4.shl(v128.and(h, v128.load(KH, 16)), 16));
 }
 
 /** Four halves (zero-extended in i32 lanes) → f32x4, same exactness as `half`. */
