@@ -112,6 +112,27 @@ const KH = memory.data<u32>([
 }
 
 /**
+ * exp4's constants, one f32x4 (or i32x4) per 16 bytes, in memory: as splats inside a loop V8
+ * rebuilds each with about three instructions per iteration when registers run short.
+ */
+const EXPC = memory.data<u32>([
+  0x42b16666, 0x42b16666, 0x42b16666, 0x42b16666, // 88.7
+  0x3fb8aa3b, 0x3fb8aa3b, 0x3fb8aa3b, 0x3fb8aa3b, // log2 e
+  0x4b400000, 0x4b400000, 0x4b400000, 0x4b400000, // 1.5·2^23
+  0x3f318000, 0x3f318000, 0x3f318000, 0x3f318000, // ln2 hi
+  0xb95e8083, 0xb95e8083, 0xb95e8083, 0xb95e8083, // ln2 lo
+  0x39506967, 0x39506967, 0x39506967, 0x39506967, // p0
+  0x3ab743ce, 0x3ab743ce, 0x3ab743ce, 0x3ab743ce, // p1
+  0x3c088908, 0x3c088908, 0x3c088908, 0x3c088908, // p2
+  0x3d2aa9c1, 0x3d2aa9c1, 0x3d2aa9c1, 0x3d2aa9c1, // p3
+  0x3e2aaaaa, 0x3e2aaaaa, 0x3e2aaaaa, 0x3e2aaaaa, // p4
+  0x3f000000, 0x3f000000, 0x3f000000, 0x3f000000, // p5
+  0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, // 1
+  0xb4c0007f, 0xb4c0007f, 0xb4c0007f, 0xb4c0007f, // 127 − bits(1.5·2^23) (i32)
+  0xc2ae999a, 0xc2ae999a, 0xc2ae999a, 0xc2ae999a, // −87.3
+], 16);
+
+/**
  * e^x per f32 lane (Cephes expf method): x = n·ln2 + r with n = round(x·log2 e) and |r| ≤ ln2/2
  * (ln2 split in two parts so n·ln2 is exact enough), e^r by a degree-6 polynomial, then 2^n put
  * into the exponent bits. About 1–2 ulp over the normal range; lanes below −87.3 (where e^x is
@@ -120,21 +141,21 @@ const KH = memory.data<u32>([
  */
 // @ts-ignore: decorator
 @inline export function exp4(v: v128): v128 {
-  const x = f32x4.pmin(v, f32x4.splat(88.7)); // pmin: one minps (min's NaN handling costs six more); a NaN v stays NaN
+  const x = f32x4.pmin(v, v128.load(EXPC)); // pmin: one minps (min's NaN handling costs six more); a NaN v stays NaN
   // n = round-to-nearest-even(x·log2 e) by adding and removing 1.5·2^23 (|x·log2 e| ≤ 2^22 here;
   // lanes beyond are masked below); t's low mantissa bits then hold n + 2^22 as an integer
-  const t = f32x4.add(f32x4.mul(x, f32x4.splat(1.44269504088896341)), f32x4.splat(12582912));
-  const n = f32x4.sub(t, f32x4.splat(12582912));
-  const r = f32x4.sub(f32x4.sub(x, f32x4.mul(n, f32x4.splat(0.693359375))), f32x4.mul(n, f32x4.splat(-2.12194440e-4)));
-  let p = f32x4.add(f32x4.mul(f32x4.splat(1.9875691500e-4), r), f32x4.splat(1.3981999507e-3));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(8.3334519073e-3));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(4.1665795894e-2));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(1.6666665459e-1));
-  p = f32x4.add(f32x4.mul(p, r), f32x4.splat(5.0000001201e-1));
-  p = f32x4.add(f32x4.add(f32x4.mul(p, f32x4.mul(r, r)), r), f32x4.splat(1));
+  const t = f32x4.add(f32x4.mul(x, v128.load(EXPC, 16)), v128.load(EXPC, 32));
+  const n = f32x4.sub(t, v128.load(EXPC, 32));
+  const r = f32x4.sub(f32x4.sub(x, f32x4.mul(n, v128.load(EXPC, 48))), f32x4.mul(n, v128.load(EXPC, 64)));
+  let p = f32x4.add(f32x4.mul(v128.load(EXPC, 80), r), v128.load(EXPC, 96));
+  p = f32x4.add(f32x4.mul(p, r), v128.load(EXPC, 112));
+  p = f32x4.add(f32x4.mul(p, r), v128.load(EXPC, 128));
+  p = f32x4.add(f32x4.mul(p, r), v128.load(EXPC, 144));
+  p = f32x4.add(f32x4.mul(p, r), v128.load(EXPC, 160));
+  p = f32x4.add(f32x4.add(f32x4.mul(p, f32x4.mul(r, r)), r), v128.load(EXPC, 176));
   // 2^n: (bits(t) − bits(1.5·2^23) + 127) << 23
-  const e = f32x4.mul(p, i32x4.shl(i32x4.add(t, i32x4.splat(127 - 0x4b400000)), 23));
-  return v128.andnot(e, f32x4.lt(v, f32x4.splat(-87.3)));
+  const e = f32x4.mul(p, i32x4.shl(i32x4.add(t, v128.load(EXPC, 192)), 23));
+  return v128.andnot(e, f32x4.lt(v, v128.load(EXPC, 208)));
 }
 
 /**
