@@ -4,7 +4,7 @@
  * Buffers are sized for the context actually requested (capacity), not the model's maximum.
  *
  * Layout, per layer: blocks of KV_BLOCK positions, each block head-major: (capacity / KV_BLOCK,
- * heads, KV_BLOCK·headDim), see kvOffset. The blocks of all heads follow each other, so a decode
+ * heads, KV_BLOCK·headDim), see kvBlockOffset. The blocks of all heads follow each other, so a decode
  * step reads a layer's cache front to back as one stream. Inside one head's block (kvIndex), when
  * headDim is a multiple of 16, the values are arranged in the order the attention kernel reads
  * them, so that it streams them sequentially with fixed offsets: keys in tiles of 4 positions ×

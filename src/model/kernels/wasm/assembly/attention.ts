@@ -1,10 +1,11 @@
 // Causal scaled dot-product attention (Vaswani et al. 2017) over the KV cache, with grouped-query
-// heads (GQA), for a cache of f32 or f16 values. The cache is head-major (src/kv/cache.ts): one KV
-// head's keys for positions 0..cap are one contiguous run of cap·headDim values, so each query head
-// streams its keys and then its values front to back. The two element types share one generic
-// body (T = f32 | u16, resolved at compile time). f16 values are widened with the shift-and-mask
-// method of simd.ts half4 but without its final ·2^112: the other operand (the query, or the
-// softmax weight) carries that factor instead, so a product equals the exact f16 value's.
+// heads (GQA), for a cache of f32 or f16 values. The cache (src/kv/cache.ts) is stored in blocks of
+// BLOCK positions, head-major, and inside a head's block in the order these loops read it (keys in
+// tiles of 4 positions × 4 dims, values in 16-dim columns), so every block is read front to back
+// with fixed offsets. The two element types share one generic body (T = f32 | u16, resolved at
+// compile time). f16 values are widened with the shift-and-mask method of simd.ts half4 but
+// without its final ·2^112: the other operand (the query, or the softmax weight) carries that
+// factor instead, so a product equals the exact f16 value's (for |q| < 2^16).
 import { expSum } from './ops';
 import { half, madd } from './simd';
 
