@@ -41,6 +41,9 @@ export function parseFileType(name: string): FileTypeSpec {
 
 const isQuantized = (t: GGMLType) => blockLayout(t).blockElems > 1;
 
+/** llama.cpp's replacement for a K-quant type on rows that are not whole super-blocks (llama-quant.cpp). */
+const K_FALLBACK = new Map<GGMLType, GGMLType>([[GGMLType.Q4_K, GGMLType.Q5_0], [GGMLType.Q6_K, GGMLType.Q8_0]]);
+
 /**
  * Whether llama-quantize converts this tensor at all: weight matrices (2+ dims, name ending in
  * "weight") except norms and the few small tensors llama.cpp keeps exact (MoE router, position
@@ -59,18 +62,17 @@ export function isConvertible(name: string, dims: readonly number[]): boolean {
  * - In quantized files the classifier gets Q6_K in K-quant files (as llama.cpp does) and Q8_0 in
  *   Q8_0/Q4_0 files (llama.cpp gives Q4_0 files a Q6_K classifier; we keep Q8_0 there, which is
  *   llama.cpp's own fallback for Q6_K, so these files and their benchmarks stay as they were).
- *   `pure` (llama-quantize --pure) gives every matrix the file's type instead. A classifier whose
- *   rows are not whole Q6_K super-blocks gets Q8_0.
+ *   `pure` (llama-quantize --pure) gives every matrix the file's type instead.
+ * - A K-quant matrix whose rows are not whole 256-value super-blocks falls back as llama.cpp's
+ *   does: Q4_K → Q5_0, Q6_K → Q8_0.
  * - A matrix whose rows are not whole blocks of the chosen type keeps its type (`null`).
  */
 export function targetType(spec: FileTypeSpec, name: string, dims: readonly number[], hasOutput: boolean, pure = false): GGMLType | null {
   if (!isConvertible(name, dims)) return null;
   let t = spec.type;
   const isClassifier = name === 'output.weight' || (!hasOutput && name === 'token_embd.weight');
-  if (!pure && isQuantized(t) && isClassifier) {
-    const k = blockLayout(t).blockElems === 256;
-    t = k && dims[0]! % 256 === 0 ? GGMLType.Q6_K : GGMLType.Q8_0;
-  }
+  if (!pure && isQuantized(t) && isClassifier) t = blockLayout(t).blockElems === 256 ? GGMLType.Q6_K : GGMLType.Q8_0;
+  if (dims[0]! % blockLayout(t).blockElems !== 0 && K_FALLBACK.has(t)) t = K_FALLBACK.get(t)!;
   if (dims[0]! % blockLayout(t).blockElems !== 0) return null;
   return t;
 }

@@ -11,13 +11,13 @@
 import { UnsupportedError } from '../errors.js';
 import { bf16ToF32, blockLayout, F16_TABLE, f32ToBf16, f32ToF16, GGMLType, typeName } from '../format/dtypes.js';
 import { dequantizeRow } from '../model/kernels/quant/dequantize.js';
-import { quantizeQ4_0, quantizeQ8_0 } from '../model/kernels/quant/quantize.js';
+import { quantizeQ4_0, quantizeQ5_0, quantizeQ8_0 } from '../model/kernels/quant/quantize.js';
 import { quantizeQ4_K, quantizeQ6_K } from '../model/kernels/quant/quantize-k.js';
 
 /** Types whose values the tools can read as f32 and re-encode. */
-export const DECODABLE_TYPES: ReadonlySet<GGMLType> = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q6_K]);
-/** Types the tools can write. */
-export const ENCODABLE_TYPES: ReadonlySet<GGMLType> = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q6_K]);
+export const DECODABLE_TYPES: ReadonlySet<GGMLType> = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q5_0, GGMLType.Q4_K, GGMLType.Q6_K]);
+/** Types the tools can write (Q5_0 only as the fallback of Q4_K, as llama.cpp does). */
+export const ENCODABLE_TYPES: ReadonlySet<GGMLType> = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q5_0, GGMLType.Q4_K, GGMLType.Q6_K]);
 
 /**
  * Encode f32 values (whole rows; length a multiple of the type's block size) into `type`.
@@ -28,6 +28,7 @@ export function encodeValues(type: GGMLType, src: Float32Array): Uint8Array {
   if (src.length % blockElems !== 0) throw new RangeError(`${typeName(type)}: ${src.length} values are not a whole number of blocks of ${blockElems}`);
   if (type === GGMLType.Q8_0) return quantizeQ8_0(src);
   if (type === GGMLType.Q4_0) return quantizeQ4_0(src);
+  if (type === GGMLType.Q5_0) return quantizeQ5_0(src);
   if (type === GGMLType.Q4_K) return quantizeQ4_K(src);
   if (type === GGMLType.Q6_K) return quantizeQ6_K(src);
   const out = new Uint8Array((src.length / blockElems) * blockBytes);
@@ -50,6 +51,7 @@ export function decodeValues(type: GGMLType, bytes: Uint8Array, n: number): Floa
     case GGMLType.BF16: for (let i = 0; i < n; i++) out[i] = bf16ToF32(view.getUint16(i * 2, true)); break;
     case GGMLType.Q8_0:
     case GGMLType.Q4_0:
+    case GGMLType.Q5_0:
     case GGMLType.Q4_K:
     case GGMLType.Q6_K: dequantizeRow(type, bytes, 0, out, 0, n); break;
     default: throw new UnsupportedError(`cannot read tensors of type ${typeName(type)} as f32`);

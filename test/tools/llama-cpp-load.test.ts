@@ -30,13 +30,13 @@ test('files written by quantize and synth load and generate in llama.cpp (node-l
     const ref = await generate(STORIES);
     if (!ref) { t.skip('node-llama-cpp binary unavailable'); return; }
     assert.equal(ref.decodeTokens, 8);
-    for (const type of ['Q8_0', 'Q4_0', 'F16']) {
+    for (const type of ['Q8_0', 'Q4_0', 'F16', 'Q4_K']) { // Q4_K on 64-wide rows: llama.cpp's Q5_0 fallback
       const p = join(dir, `stories-${type}.gguf`);
       quantizeFile(STORIES, p, type);
       const r = (await generate(p))!;
       assert.equal(r.decodeTokens, 8, type);
-      // stories260K's greedy story opening survives 8- and 16-bit weights (not guaranteed for Q4_0, so only checked above 4 bits).
-      if (type !== 'Q4_0') assert.deepEqual(r.tokens, ref.tokens, `${type} greedy tokens: ${JSON.stringify(r.text)} vs ${JSON.stringify(ref.text)}`);
+      // stories260K's greedy story opening survives 8- and 16-bit weights (not guaranteed for 4-5 bits, so only checked above).
+      if (type === 'Q8_0' || type === 'F16') assert.deepEqual(r.tokens, ref.tokens, `${type} greedy tokens: ${JSON.stringify(r.text)} vs ${JSON.stringify(ref.text)}`);
       else assert.ok(r.tokens.every((id) => id >= 0 && id < 512));
     }
     // synth: GQA, untied classifier, rows of 128 (all matrices quantized) and the Llama 2 vocabulary.

@@ -38,6 +38,16 @@ test('Q8_0 and Q4_0 blocks match ggml reference rounding (roundf halves away fro
   assert.deepEqual([...decodeValues(GGMLType.Q4_0, q4, 32).subarray(0, 5)], [-8, 7, 7, 1, 0]);
   // all-zero block: scale 0, values decode to 0
   assert.deepEqual([...decodeValues(GGMLType.Q8_0, encodeValues(GGMLType.Q8_0, new Float32Array(32)), 32)], new Array(32).fill(0));
+  // Q5_0: the largest-magnitude value is -16 → d = 1; q = min(31, trunc(x + 16.5)), fifth bits in qh (bit e for element e)
+  const z = new Float32Array(32);
+  z[0] = -16; z[1] = 15; z[2] = 16; z[3] = 0.5; z[4] = -0.5; z[16] = 1; z[17] = -3; z[31] = 9.25;
+  const q5 = encodeValues(GGMLType.Q5_0, z);
+  assert.equal(q5.length, 22);
+  assert.equal(F16_TABLE[new DataView(q5.buffer).getUint16(0, true)], 1);
+  const qh = new DataView(q5.buffer).getUint32(2, true);
+  const q5v = (j: number) => (j < 16 ? q5[6 + j]! & 15 : q5[6 + j - 16]! >> 4) | (((qh >>> j) & 1) << 4);
+  assert.deepEqual([0, 1, 2, 3, 4, 16, 17, 31].map(q5v), [0, 31, 31, 17, 16, 17, 13, 25]);
+  assert.deepEqual([...decodeValues(GGMLType.Q5_0, q5, 32)].filter((_, i) => [0, 1, 2, 3, 4, 16, 17, 31].includes(i)), [-16, 15, 15, 1, 0, 1, -3, 9]);
 });
 
 test('quantize stories260K to Q8_0: llama.cpp tensor choices, file_type 7, metadata kept, values within tolerance', { skip: needsShared() }, () => {
@@ -167,8 +177,20 @@ test('K-quant files (synth 256-wide Llama): Q4_K matrices with a Q6_K classifier
       for (let i = 0; i < ref.length; i++) { dot += ref[i]! * got[i]!; na += ref[i]! ** 2; nb += got[i]! ** 2; }
       assert.ok(dot / Math.sqrt(na * nb) > minCos, `${file}: cosine ${dot / Math.sqrt(na * nb)}`);
     }
-    // rows that are not whole 256-value super-blocks keep their type (stories260K is 64 wide)
+    // rows that are not whole 256-value super-blocks fall back as in llama.cpp (stories260K is 64
+    // wide): Q4_K → Q5_0, Q6_K → Q8_0 (ffn_down's 172-wide rows fit neither and stay F32); the
+    // model still runs
     quantizeFile(STORIES, join(dir, 'stories-q4k.gguf'), 'Q4_K');
+    quantizeFile(STORIES, join(dir, 'stories-q6k.gguf'), 'Q6_K');
+    assert.equal(load(join(dir, 'stories-q4k.gguf')).tensors.get('blk.0.attn_q.weight')!.type, GGMLType.Q5_0);
     assert.equal(load(join(dir, 'stories-q4k.gguf')).tensors.get('blk.0.ffn_down.weight')!.type, GGMLType.F32);
+    assert.equal(load(join(dir, 'stories-q4k.gguf')).tensors.get('output.weight')!.type, GGMLType.Q8_0);
+    assert.equal(load(join(dir, 'stories-q6k.gguf')).tensors.get('blk.0.attn_q.weight')!.type, GGMLType.Q8_0);
+    const story = loadModel(openModelFile(join(dir, 'stories-q4k.gguf')));
+    const sl = story.forward([1, 403, 407, 261, 378], story.createCache(8));
+    const sref = (() => { const m = loadModel(openModelFile(STORIES)); return m.forward([1, 403, 407, 261, 378], m.createCache(8)); })();
+    let best = 0, bestRef = 0;
+    for (let i = 1; i < sl.length; i++) { if (sl[i]! > sl[best]!) best = i; if (sref[i]! > sref[bestRef]!) bestRef = i; }
+    assert.equal(best, bestRef, 'stories260K Q5_0-fallback file: same next token');
   });
 });

@@ -5,6 +5,8 @@
  *  Q8_0: per 32 values, d = max|x| / 127, q = roundf(x / d) ∈ [−127, 127]; stored d is f16.
  *  Q4_0: per 32 values, m = the value of largest magnitude (the first on ties, with its sign),
  *        d = m / −8, q = min(15, (int8)(x / d + 8.5)) ∈ [0, 15]; decodes as d·(q − 8).
+ *  Q5_0: the same with 5 bits: d = m / −16, q = min(31, (int8)(x / d + 16.5)); decodes as d·(q − 16)
+ *        (llama.cpp's fallback for Q4_K rows that are not whole 256-value super-blocks).
  * Output bytes follow the layouts in dequantize.ts. n must be a multiple of 32.
  */
 import { InvalidOptionError } from '../../../errors.js';
@@ -56,6 +58,31 @@ export function quantizeQ4_0(x: ArrayLike<number>, n: number = x.length): Uint8A
       const q1 = Math.min(15, Math.trunc(fround(fround(x[x0 + 16 + j]! * id) + 8.5)));
       out[p + 2 + j] = q0 | (q1 << 4);
     }
+  }
+  return out;
+}
+
+/** x[0..n) → Q5_0 blocks (22 bytes per 32 values: f16 d, u32 of fifth bits, 16 nibble bytes). */
+export function quantizeQ5_0(x: ArrayLike<number>, n: number = x.length): Uint8Array {
+  check(n);
+  const out = new Uint8Array((n / 32) * 22);
+  for (let b = 0; b < n / 32; b++) {
+    const x0 = b * 32, p = b * 22;
+    let amax = 0, mx = 0;
+    for (let j = 0; j < 32; j++) { const v = x[x0 + j]!; if (amax < Math.abs(v)) { amax = Math.abs(v); mx = v; } }
+    const d = fround(mx / -16);
+    const id = d !== 0 ? fround(1 / d) : 0;
+    const hb = f32ToF16(d);
+    out[p] = hb & 0xff; out[p + 1] = hb >> 8;
+    let qh = 0;
+    for (let j = 0; j < 16; j++) {
+      // (int8_t)(x + 16.5f) truncates; the argument is ≥ 0.5 so truncation is floor.
+      const q0 = Math.min(31, Math.trunc(fround(fround(x[x0 + j]! * id) + 16.5)));
+      const q1 = Math.min(31, Math.trunc(fround(fround(x[x0 + 16 + j]! * id) + 16.5)));
+      out[p + 6 + j] = (q0 & 15) | ((q1 & 15) << 4);
+      qh |= ((q0 >> 4) << j) | ((q1 >> 4) << (j + 16));
+    }
+    out[p + 2] = qh & 0xff; out[p + 3] = (qh >>> 8) & 0xff; out[p + 4] = (qh >>> 16) & 0xff; out[p + 5] = qh >>> 24;
   }
   return out;
 }
