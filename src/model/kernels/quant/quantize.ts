@@ -40,49 +40,53 @@ export function quantizeQ8_0(x: ArrayLike<number>, n: number = x.length): Uint8A
   return out;
 }
 
+/**
+ * Q4_0/Q5_0 block scale: d = (the value of largest magnitude, the first on ties, with its sign) /
+ * `div`, stored as f16 at out[p]; returns 1/d (0 for an all-zero block), rounded to f32 as in C.
+ */
+function signedScale(x: ArrayLike<number>, x0: number, div: number, out: Uint8Array, p: number): number {
+  let amax = 0, mx = 0;
+  for (let j = 0; j < 32; j++) { const v = x[x0 + j]!; if (amax < Math.abs(v)) { amax = Math.abs(v); mx = v; } }
+  const d = fround(mx / div);
+  const hb = f32ToF16(d);
+  out[p] = hb & 0xff; out[p + 1] = hb >> 8;
+  return d !== 0 ? fround(1 / d) : 0;
+}
+
+/** min(2·off − 1, (int8_t)(v·id + off + 0.5f)): the quant of v with offset `off` (Q4_0: 8, Q5_0: 16). */
+function offsetQuant(v: number, id: number, off: number): number {
+  // the argument is ≥ 0.5, so C's truncation is floor
+  return Math.min(2 * off - 1, Math.trunc(fround(fround(v * id) + off + 0.5)));
+}
+
 /** x[0..n) → Q4_0 blocks (18 bytes per 32 values). */
 export function quantizeQ4_0(x: ArrayLike<number>, n: number = x.length): Uint8Array {
-  check(n);
-  const out = new Uint8Array((n / 32) * 18);
-  for (let b = 0; b < n / 32; b++) {
-    const x0 = b * 32, p = b * 18;
-    let amax = 0, mx = 0;
-    for (let j = 0; j < 32; j++) { const v = x[x0 + j]!; if (amax < Math.abs(v)) { amax = Math.abs(v); mx = v; } }
-    const d = fround(mx / -8);
-    const id = d !== 0 ? fround(1 / d) : 0;
-    const hb = f32ToF16(d);
-    out[p] = hb & 0xff; out[p + 1] = hb >> 8;
-    for (let j = 0; j < 16; j++) {
-      // (int8_t)(x + 8.5f) truncates; the argument is ≥ 0.5 so truncation is floor.
-      const q0 = Math.min(15, Math.trunc(fround(fround(x[x0 + j]! * id) + 8.5)));
-      const q1 = Math.min(15, Math.trunc(fround(fround(x[x0 + 16 + j]! * id) + 8.5)));
-      out[p + 2 + j] = q0 | (q1 << 4);
-    }
-  }
-  return out;
+  return quantizeOffset(x, n, false);
 }
 
 /** x[0..n) → Q5_0 blocks (22 bytes per 32 values: f16 d, u32 of fifth bits, 16 nibble bytes). */
 export function quantizeQ5_0(x: ArrayLike<number>, n: number = x.length): Uint8Array {
+  return quantizeOffset(x, n, true);
+}
+
+/**
+ * Q4_0 (`five` false) or Q5_0: byte j of the quants holds element j's low four bits and element
+ * j+16's in its high nibble; Q5_0's fifth bits go to a u32 after the scale (bit e for element e).
+ */
+function quantizeOffset(x: ArrayLike<number>, n: number, five: boolean): Uint8Array {
   check(n);
-  const out = new Uint8Array((n / 32) * 22);
+  const bb = five ? 22 : 18, off = five ? 16 : 8, qo = five ? 6 : 2;
+  const out = new Uint8Array((n / 32) * bb);
   for (let b = 0; b < n / 32; b++) {
-    const x0 = b * 32, p = b * 22;
-    let amax = 0, mx = 0;
-    for (let j = 0; j < 32; j++) { const v = x[x0 + j]!; if (amax < Math.abs(v)) { amax = Math.abs(v); mx = v; } }
-    const d = fround(mx / -16);
-    const id = d !== 0 ? fround(1 / d) : 0;
-    const hb = f32ToF16(d);
-    out[p] = hb & 0xff; out[p + 1] = hb >> 8;
+    const x0 = b * 32, p = b * bb;
+    const id = signedScale(x, x0, -off, out, p);
     let qh = 0;
     for (let j = 0; j < 16; j++) {
-      // (int8_t)(x + 16.5f) truncates; the argument is ≥ 0.5 so truncation is floor.
-      const q0 = Math.min(31, Math.trunc(fround(fround(x[x0 + j]! * id) + 16.5)));
-      const q1 = Math.min(31, Math.trunc(fround(fround(x[x0 + 16 + j]! * id) + 16.5)));
-      out[p + 6 + j] = (q0 & 15) | ((q1 & 15) << 4);
+      const q0 = offsetQuant(x[x0 + j]!, id, off), q1 = offsetQuant(x[x0 + 16 + j]!, id, off);
+      out[p + qo + j] = (q0 & 15) | ((q1 & 15) << 4);
       qh |= ((q0 >> 4) << j) | ((q1 >> 4) << (j + 16));
     }
-    out[p + 2] = qh & 0xff; out[p + 3] = (qh >>> 8) & 0xff; out[p + 4] = (qh >>> 16) & 0xff; out[p + 5] = qh >>> 24;
+    if (five) { out[p + 2] = qh & 0xff; out[p + 3] = (qh >>> 8) & 0xff; out[p + 4] = (qh >>> 16) & 0xff; out[p + 5] = qh >>> 24; }
   }
   return out;
 }
