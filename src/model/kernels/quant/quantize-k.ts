@@ -18,6 +18,7 @@
  */
 import { InvalidOptionError } from '../../../errors.js';
 import { F16_TABLE, f32ToF16 } from '../../../format/dtypes.js';
+import { scaleMinK4 } from './dequantize.js';
 
 const f = Math.fround;
 const QK = 256;
@@ -34,14 +35,11 @@ function nearestInt(v: number): number {
   return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
-/** f32 value of an f16 produced from v (what the file stores and the decoder reads). */
-function viaF16(v: number): number {
-  return F16_TABLE[f32ToF16(v)]!;
-}
-
-function putF16(out: Uint8Array, at: number, v: number): void {
+/** Store v as f16 at out[at]; returns the stored value as the decoder reads it. */
+function putF16(out: Uint8Array, at: number, v: number): number {
   const h = f32ToF16(v);
   out[at] = h & 0xff; out[at + 1] = h >> 8;
+  return F16_TABLE[h]!;
 }
 
 /**
@@ -52,31 +50,28 @@ function scaleQx(x: Float32Array, x0: number, n: number, nmax: number, L: Int8Ar
   let max = 0, amax = 0;
   for (let i = 0; i < n; i++) { const ax = Math.abs(x[x0 + i]!); if (ax > amax) { amax = ax; max = x[x0 + i]!; } }
   if (amax < EPS) { L.fill(0, l0, l0 + n); return 0; }
+  const quant = (iscale: number, i: number) => Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * x[x0 + i]!))));
+  // Σ w·x·q and Σ w·q² with w = x², accumulated in f32 as C does
+  const sums = (iscale: number): [number, number] => {
+    let sumlx = 0, suml2 = 0;
+    for (let i = 0; i < n; i++) {
+      const v = x[x0 + i]!, l = quant(iscale, i), w = f(v * v);
+      sumlx = f(sumlx + f(f(w * v) * l));
+      suml2 = f(suml2 + f(f(w * l) * l));
+    }
+    return [sumlx, suml2];
+  };
   let iscale = f(-nmax / max);
-  let sumlx = 0, suml2 = 0;
-  for (let i = 0; i < n; i++) {
-    const v = x[x0 + i]!;
-    const l = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * v))));
-    L[l0 + i] = l + nmax;
-    const w = f(v * v);
-    sumlx = f(sumlx + f(f(w * v) * l));
-    suml2 = f(suml2 + f(f(w * l) * l));
-  }
+  let [sumlx, suml2] = sums(iscale);
+  for (let i = 0; i < n; i++) L[l0 + i] = nmax + quant(iscale, i);
   let scale = suml2 ? f(sumlx / suml2) : 0;
   let best = f(scale * sumlx);
   for (let is = -9; is <= 9; is++) {
     if (is === 0) continue;
     iscale = f(-f(nmax + f(f(0.1) * is)) / max);
-    sumlx = 0; suml2 = 0;
-    for (let i = 0; i < n; i++) {
-      const v = x[x0 + i]!;
-      const l = Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * v))));
-      const w = f(v * v);
-      sumlx = f(sumlx + f(f(w * v) * l));
-      suml2 = f(suml2 + f(f(w * l) * l));
-    }
+    [sumlx, suml2] = sums(iscale);
     if (suml2 > 0 && f(sumlx * sumlx) > f(best * suml2)) {
-      for (let i = 0; i < n; i++) L[l0 + i] = nmax + Math.max(-nmax, Math.min(nmax - 1, nearestInt(f(iscale * x[x0 + i]!))));
+      for (let i = 0; i < n; i++) L[l0 + i] = nmax + quant(iscale, i);
       scale = f(sumlx / suml2); best = f(scale * sumlx);
     }
   }
@@ -158,8 +153,7 @@ export function quantizeQ6_K(xIn: ArrayLike<number>, n: number = xIn.length): Ui
     }
     if (maxAbs < EPS) continue; // an all-zero super-block: all bytes 0 (d = 0)
     const iscale = f(-128 / maxScale);
-    putF16(out, o + 208, f(1 / iscale));
-    const d = viaF16(f(1 / iscale));
+    const d = putF16(out, o + 208, f(1 / iscale));
     for (let ib = 0; ib < QK / 16; ib++) out[o + 192 + ib] = Math.min(127, nearestInt(f(iscale * scales[ib]!))) & 0xff;
     for (let j = 0; j < QK / 16; j++) {
       const sc = (out[o + 192 + j]! << 24) >> 24;
@@ -214,11 +208,9 @@ export function quantizeQ4_K(xIn: ArrayLike<number>, n: number = xIn.length): Ui
         out[sc + j] |= (lm >> 4) << 6;
       }
     }
-    putF16(out, o, f(maxScale / 63));
-    putF16(out, o + 2, f(maxMin / 63));
-    const d = viaF16(f(maxScale / 63)), dmin = viaF16(f(maxMin / 63));
+    const d = putF16(out, o, f(maxScale / 63)), dmin = putF16(out, o + 2, f(maxMin / 63));
     for (let j = 0; j < 8; j++) {
-      const [s6, m6] = scaleMin6(out, sc, j);
+      const [s6, m6] = scaleMinK4(out, sc, j);
       const dj = f(d * s6);
       if (!dj) continue;
       const dm = f(dmin * m6);
@@ -228,10 +220,4 @@ export function quantizeQ4_K(xIn: ArrayLike<number>, n: number = xIn.length): Ui
     for (let k = 0; k < 4; k++) for (let l = 0; l < 32; l++) out[o + 16 + 32 * k + l] = L[64 * k + l]! | (L[64 * k + 32 + l]! << 4);
   }
   return out;
-}
-
-/** The 6-bit scale and min of sub-block j from the 12 packed bytes at q (ggml get_scale_min_k4). */
-function scaleMin6(q: Uint8Array, o: number, j: number): [number, number] {
-  if (j < 4) return [q[o + j]! & 63, q[o + j + 4]! & 63];
-  return [(q[o + j + 4]! & 0xf) | ((q[o + j - 4]! >> 6) << 4), (q[o + j + 4]! >> 4) | ((q[o + j]! >> 6) << 4)];
 }

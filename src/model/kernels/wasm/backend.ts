@@ -261,8 +261,8 @@ export class WasmBackend {
     const qp = this.input(q, 'x', nTok * nHead * headDim);
     const kp = this.inputAny(k, 'k', used), vp = this.inputAny(v, 'v', used);
     const op = this.output(out, 'out', nTok * nHead * headDim);
-    // every head's scores for one query, 1/Σ per head, one dummy slot (see the wasm attention)
-    this.ensureScratch((nHead * (start + nTok + 1) + 1) * 4);
+    // every head's scores for one query and its 1/Σ (see the wasm attention)
+    this.ensureScratch(nHead * (start + nTok + 1) * 4);
     if (this.pool && nHead >= this.threads && (start + nTok) * nHead * headDim * nTok >= this.parallelMin) {
       this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride, half ? 1 : 0);
     } else {
