@@ -22,6 +22,13 @@ export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
 
 /** Or-ed into the wasm matmul's type argument for an interleaved weight (assembly/index.ts INTERLEAVED). */
 const INTERLEAVED_FLAG = 0x100;
+/** matmul type flag: xq holds quads (four tokens interleaved, wasm/assembly/panel.ts packQuads). */
+const QUADS_FLAG = 0x200;
+/**
+ * Fewest tokens for the quad prefill: each row's panel is rebuilt per call, which pays off only
+ * across several quads.
+ */
+const QUAD_MIN_TOKENS = 4;
 
 /** Types whose dot product needs Σx per 32-block (they store a min/offset). */
 const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K]);
@@ -171,7 +178,7 @@ export class WasmBackend {
       xs = this.stage('xs', (nIn / 32) * nTokens * 4);
       this.kernels.blockSums(xs, xp, nIn, nTokens);
     }
-    let xq = 0, xd = 0;
+    let xq = 0, xd = 0, quads = 0;
     if (this.int8 && this.kernels.hasIntDot(w.type)) {
       // activations → int8 blocks once for all rows (and all threads)
       const nb = (nIn / 32) * nTokens;
@@ -179,6 +186,14 @@ export class WasmBackend {
       xd = this.stage('xd', nb * 8);
       if (this.kernels.compactInt8(w.type)) this.kernels.quantizeBlocksI8(xq, xd, xp, nb);
       else this.kernels.quantizeBlocks(xq, xd, xp, nb);
+      if (nTokens >= QUAD_MIN_TOKENS && this.kernels.hasQuads(w.type)) {
+        // prefill with the tokens in the vector lanes (wasm/assembly/panel.ts)
+        const xt = this.stage('xt', this.kernels.quadBytes(w.type, nIn, nTokens));
+        this.kernels.packQuads(w.type, xt, xq, xd, nIn, nTokens);
+        xq = xt;
+        quads = QUADS_FLAG;
+        this.ensureScratch(this.kernels.panelBytes(w.type, nIn));
+      }
     } else if (w.type === GGMLType.F16 && nTokens === 1) {
       xq = this.stage('xq', nIn * 4);
       if (!this.kernels.scaleHalfX(xq, xp, nIn)) xq = 0;
@@ -186,7 +201,7 @@ export class WasmBackend {
     // interleaved rows read outside the decode kernels are copied to GGUF order after the f32 row;
     // f16 prefill converts a whole group (four rows) to f32 first
     if (il) this.ensureScratch(Math.max(nIn * 4 + rb, nIn * 16));
-    const typeFlags = il ? w.type | INTERLEAVED_FLAG : w.type;
+    const typeFlags = (il ? w.type | INTERLEAVED_FLAG : w.type) | quads;
     if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
       this.pool.matmul(typeFlags, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
     } else {

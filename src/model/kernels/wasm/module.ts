@@ -33,6 +33,14 @@ export interface KernelExports {
   gatherRow(dst: number, group: number, j: number, rb: number, cb: number): void;
   matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, r0: number, r1: number, scratch: number): void;
   quantizeBlocks(xq: number, xd: number, x: number, nBlocks: number): void;
+  /** 1 when prefill of `type` runs over quads (four tokens interleaved; wasm/assembly/panel.ts). */
+  hasQuads(type: number): number;
+  /** Bytes of the quads of nTok tokens of n values. */
+  quadBytes(type: number, n: number, nTok: number): number;
+  /** Bytes of the per-row panel the quad prefill builds in the matmul scratch. */
+  panelBytes(type: number, n: number): number;
+  /** Interleave quantized activations (xq, xd of nTok tokens of n values) into quads at dst. */
+  packQuads(type: number, dst: number, xq: number, xd: number, n: number, nTok: number): void;
   /** quantizeBlocks with 32 i8 per block (the layout compactInt8 types read). */
   quantizeBlocksI8(xq: number, xd: number, x: number, nBlocks: number): void;
   /** 1 when matmul of `type` reads the activations as i8 (quantizeBlocksI8), 0 for i16. */

@@ -6,14 +6,18 @@ import { compactInt8, dotRowQ, dotRowQx4, hasIntDot, rowQ4_0x4r, rowQ4Kx2r, rowQ
 import { F32, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { group4x2F32, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
 import { chunkBytes, gatherRow } from './interleave';
+import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
 export { rmsnorm, softmax, swiglu, gelu, rope, add } from './ops';
 export { attention, storeHalf, storeKV } from './attention';
 export { chunkBytes, interleaveRows, gatherRow } from './interleave';
+export { hasQuads, packQuads, panelBytes, quadBytes } from './panel';
 
 /** Flag or-ed into matmul's `type`: the weight's row groups are interleaved (rows4.ts). */
 const INTERLEAVED: i32 = 0x100;
+/** Flag or-ed into matmul's `type`: xq holds quads (panel.ts packQuads), xd is unused. */
+const QUADS: i32 = 0x200;
 
 /** First byte the host may use (end of this module's static data). */
 export function heapBase(): usize {
@@ -44,6 +48,11 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
   const cb = (typeFlags & INTERLEAVED) != 0 ? chunkBytes(type, nIn) : 0;
   if (cb != 0 && nTok == 1 && decodeInterleaved(type, cb, out, w, rb, x, xq, xd, nIn, nOut, r0, r1)) return;
   const n4 = cb != 0 ? nOut & ~3 : 0, gbuf = scratch + xb;
+  if ((typeFlags & QUADS) != 0) {
+    // xq: the activations interleaved four tokens at a time (panel.ts packQuads)
+    quadRows(type, out, w, rb, cb, n4, xq, nIn, nOut, nTok, r0, r1, scratch);
+    return;
+  }
   if (ASC_FEATURE_RELAXED_SIMD && xq != 0 && compactInt8(type)) {
     // i8 activations (quantizeBlocksI8): nIn bytes per token; 4-token kernel for Q4_0
     const qb = <usize>nIn, dd = <usize>(nIn >> 5) << 3, db = <usize>(nIn >> 5) << 2;

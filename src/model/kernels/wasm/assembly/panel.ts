@@ -1,0 +1,295 @@
+// Prefill for Q8_0 and Q4_0 weights with the tokens in the vector lanes.
+//
+// The one-row kernels (q8.ts) put 4 or 8 positions of one row in the lanes of every product, so
+// each block ends with a horizontal reduction before its scale can be applied. Here the quantized
+// activations of four tokens (a "quad") are interleaved once per matmul (packQuads): vector k of a
+// block holds the same few positions of the four tokens. A weight row is rewritten once per tile
+// of tokens into a "panel" whose vector k repeats those positions of the row in every lane
+// (buildPanel). The widening products of a panel vector and a quad vector then add up straight
+// into one lane per token: no horizontal step, no broadcast in the inner loop, and the
+// conversion and scaling of a block serve four tokens at once.
+//
+// Layouts per 32-value block (the "i8" form: Q4_0 in the relaxed build, i8 activations and
+// i16x8.relaxed_dot_i8x16_i7x16_s; the "i16" form: Q8_0 in both builds and Q4_0 in SIMD128,
+// i16 activations and i32x4.dot_i16x8_s):
+//  - quad (QUAD_I8 = 160 / QUAD_I16 = 288 bytes): 8 vectors of 4 i8 per token (positions
+//    4k..4k+3; i16 form: 16 vectors of 2 i16, positions 2k, 2k+1), then the four tokens'
+//    scales d (f32x4), then their 8·Σq (i32x4; Q4_0's −8 offset folded in exactly).
+//  - panel (PANEL_I8 = 144 / PANEL_I16 = 272 bytes): the same vectors of one weight row (Q4_0:
+//    the unsigned nibbles), each repeated in all four lanes, then the row's scale in all lanes.
+import { half } from './simd';
+import { Q4_0, Q8_0 } from './rows';
+
+const QUAD_I8: usize = 160, QUAD_I16: usize = 288, PANEL_I8: usize = 144, PANEL_I16: usize = 272;
+
+/** Tokens per tile: a panel is rebuilt per tile; the tile's quads (≤ 16·nIn·9 bytes) stay in L2. */
+const PTILE: i32 = 128;
+
+/** i16 lanes of 1 (widening pair sums by i32x4.dot_i16x8_s), bytes of 0x0f, bytes of 1. */
+const PC = memory.data<u16>([
+  1, 1, 1, 1, 1, 1, 1, 1,
+  0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f,
+  0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101,
+], 16);
+
+/** Whether matmul of `type` runs prefill over quads (packQuads) here. */
+export function hasQuads(type: i32): bool {
+  return type == Q8_0 || type == Q4_0;
+}
+
+/** Bytes of the quads of nTok tokens of n values for `type` (0: no quad kernel). */
+export function quadBytes(type: i32, n: i32, nTok: i32): usize {
+  if (!hasQuads(type)) return 0;
+  return <usize>((nTok + 3) >> 2) * <usize>(n >> 5) * (i8Form(type) ? QUAD_I8 : QUAD_I16);
+}
+
+/** Bytes of one row's panel (the matmul scratch must hold it). */
+export function panelBytes(type: i32, n: i32): usize {
+  return <usize>(n >> 5) * (i8Form(type) ? PANEL_I8 : PANEL_I16);
+}
+
+// @ts-ignore: decorator
+@inline function i8Form(type: i32): bool {
+  return ASC_FEATURE_RELAXED_SIMD && type == Q4_0;
+}
+
+/**
+ * Interleave nTok tokens' quantized activations (quantizeBlocks / quantizeBlocksI8 output: xq,
+ * xd) into quads at dst; a last partial quad is padded with zero tokens.
+ */
+export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, nTok: i32): void {
+  const i8 = i8Form(type), nb = n >> 5;
+  const qb: usize = i8 ? <usize>n : <usize>n << 1, bq: usize = i8 ? 32 : 64, qs = i8 ? QUAD_I8 : QUAD_I16;
+  const dd = <usize>nb << 3;
+  const ones = v128.load(PC), bytes1 = v128.load(PC, 32), z = i32x4.splat(0);
+  for (let q = 0; q < (nTok + 3) >> 2; q++) {
+    const nt = min(4, nTok - 4 * q);
+    const t0 = <usize>(4 * q);
+    for (let b = 0; b < nb; b++) {
+      const d = dst + (<usize>q * <usize>nb + <usize>b) * qs;
+      const src = xq + t0 * qb + <usize>b * bq;
+      for (let h: usize = 0; h < bq; h += 16) {
+        const a0 = v128.load(src + h);
+        const a1 = nt > 1 ? v128.load(src + qb + h) : z;
+        const a2 = nt > 2 ? v128.load(src + 2 * qb + h) : z;
+        const a3 = nt > 3 ? v128.load(src + 3 * qb + h) : z;
+        transposeStore(d + (h << 2), a0, a1, a2, a3);
+      }
+      // Σq per token from the interleaved vectors (exact integers)
+      let s = z;
+      if (ASC_FEATURE_RELAXED_SIMD && i8) {
+        let u = z;
+        for (let k: usize = 0; k < 8; k++) u = i16x8.add(u, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(d + (k << 4)), bytes1));
+        s = i32x4.dot_i16x8_s(u, ones);
+      } else {
+        for (let k: usize = 0; k < 16; k++) s = i32x4.add(s, i32x4.dot_i16x8_s(v128.load(d + (k << 4)), ones));
+      }
+      const xs = xd + t0 * dd + (<usize>b << 3);
+      v128.store(d + qs - 32, f32x4(load<f32>(xs), nt > 1 ? load<f32>(xs + dd) : 0, nt > 2 ? load<f32>(xs + 2 * dd) : 0, nt > 3 ? load<f32>(xs + 3 * dd) : 0));
+      v128.store(d + qs - 16, i32x4.shl(s, 3));
+    }
+  }
+}
+
+/**
+ * Store the 4×4 transpose of four vectors taken as i32 lanes: vector k at dst + 16k holds lane k
+ * of a, b, c, d (in that order).
+ */
+// @ts-ignore: decorator
+@inline function transposeStore(dst: usize, a: v128, b: v128, c: v128, d: v128): void {
+  const t0 = v128.shuffle<i32>(a, b, 0, 4, 1, 5), t1 = v128.shuffle<i32>(c, d, 0, 4, 1, 5);
+  const t2 = v128.shuffle<i32>(a, b, 2, 6, 3, 7), t3 = v128.shuffle<i32>(c, d, 2, 6, 3, 7);
+  v128.store(dst, v128.shuffle<i64>(t0, t1, 0, 2));
+  v128.store(dst, v128.shuffle<i64>(t0, t1, 1, 3), 16);
+  v128.store(dst, v128.shuffle<i64>(t2, t3, 0, 2), 32);
+  v128.store(dst, v128.shuffle<i64>(t2, t3, 1, 3), 48);
+}
+
+/** Store the four i32 lanes of v, each repeated in all lanes, at dst, dst + 16, dst + 32, dst + 48. */
+// @ts-ignore: decorator
+@inline function splatStore(dst: usize, v: v128): void {
+  v128.store(dst, v128.shuffle<i32>(v, v, 0, 0, 0, 0));
+  v128.store(dst, v128.shuffle<i32>(v, v, 1, 1, 1, 1), 16);
+  v128.store(dst, v128.shuffle<i32>(v, v, 2, 2, 2, 2), 32);
+  v128.store(dst, v128.shuffle<i32>(v, v, 3, 3, 3, 3), 48);
+}
+
+/** Write the panel of one weight row (nb blocks bs bytes apart from p) to dst. */
+function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32): void {
+  const m4 = v128.load(PC, 16);
+  const i8 = i8Form(type), pb = i8 ? PANEL_I8 : PANEL_I16;
+  for (let b = 0; b < nb; b++) {
+    const q = p + <usize>b * bs, d = dst + <usize>b * pb;
+    if (type == Q8_0) {
+      splatStore(d, v128.load8x8_s(q, 2)); splatStore(d + 64, v128.load8x8_s(q, 10));
+      splatStore(d + 128, v128.load8x8_s(q, 18)); splatStore(d + 192, v128.load8x8_s(q, 26));
+    } else {
+      const v = v128.load(q, 2);
+      const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
+      if (ASC_FEATURE_RELAXED_SIMD && i8) {
+        splatStore(d, lo); splatStore(d + 64, hi);
+      } else {
+        splatStore(d, i16x8.extend_low_i8x16_u(lo)); splatStore(d + 64, i16x8.extend_high_i8x16_u(lo));
+        splatStore(d + 128, i16x8.extend_low_i8x16_u(hi)); splatStore(d + 192, i16x8.extend_high_i8x16_u(hi));
+      }
+    }
+    v128.store(d + pb - 16, f32x4.splat(half(load<u16>(q))));
+  }
+}
+
+/**
+ * Prefill of rows [r0, r1) over quads (packQuads at xt, nTok tokens): per tile of PTILE tokens,
+ * each row's panel is built in `scratch` and run against the tile's quads. Row r's blocks start
+ * at rowAt(r), bs(r) bytes apart (see index.ts rowIn / blockStride). out: nTok × nOut f32.
+ */
+export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+  if (type == Q8_0) quadRowsOf(Q8_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+  else quadRowsOf(Q4_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+}
+
+// @ts-ignore: decorator
+@inline function quadRowsOf(type: i32, out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+  const nb = n >> 5, plain: usize = type == Q8_0 ? 34 : 18;
+  const qs = <usize>nb * (i8Form(type) ? QUAD_I8 : QUAD_I16), os = <usize>nOut << 2;
+  const second = scratch + panelBytes(type, n);
+  for (let t0 = 0; t0 < nTok; t0 += PTILE) {
+    const t1 = min(nTok, t0 + PTILE);
+    for (let r = r0; r < r1; r += 2) {
+      // two rows (the last one twice when r1 − r0 is odd) × two quads per pass
+      const two = r + 1 < r1;
+      buildPanel(type, scratch, rowStart(w, r, rb, cb, n4), r < n4 ? cb << 2 : plain, nb);
+      if (two) buildPanel(type, second, rowStart(w, r + 1, rb, cb, n4), r + 1 < n4 ? cb << 2 : plain, nb);
+      const o = out + (<usize>r << 2);
+      let t = t0;
+      for (; t + 8 <= t1; t += 8) {
+        const x = xt + <usize>(t >> 2) * qs;
+        quad2x2(type, scratch, two ? second : scratch, nb, x, x + qs, o + <usize>t * os, os, 8, two);
+      }
+      for (; t < t1; t += 4) {
+        const x = xt + <usize>(t >> 2) * qs;
+        quad2x2(type, scratch, two ? second : scratch, nb, x, x, o + <usize>t * os, os, min(4, t1 - t), two);
+      }
+    }
+  }
+}
+
+/** Where row r's first block is (inside an interleaved group, or in GGUF order). */
+// @ts-ignore: decorator
+@inline function rowStart(w: usize, r: i32, rb: usize, cb: usize, n4: i32): usize {
+  return r < n4 ? w + <usize>(r & ~3) * rb + <usize>(r & 3) * cb : w + <usize>r * rb;
+}
+
+/**
+ * Two panels (rows r, r + 1 at wA, wB) against two quads (x0, x1; the same quad twice for a
+ * single one): results of the first nt of the eight tokens at out + j·os (row r) and
+ * out + 4 + j·os (row r + 1, when `two`). Each loaded vector serves two products: loads, not
+ * multiplies, are what limit these loops (about two 16-byte loads per cycle here). Per block and
+ * token: the exact integer dot (minus 8·Σq for Q4_0), converted, times d_w·d_x, added. Stores
+ * to `out` between steps act as fences: without them V8 hoists every load of a block to its
+ * start and spills most of them.
+ */
+// @ts-ignore: decorator
+@inline function quad2x2(type: i32, wA0: usize, wB0: usize, nb: i32, x0: usize, x1: usize, out: usize, os: usize, nt: i32, two: bool): void {
+  const i8 = i8Form(type);
+  const pb = i8 ? PANEL_I8 : PANEL_I16, qs = i8 ? QUAD_I8 : QUAD_I16;
+  let a00 = f32x4.splat(0), a01 = a00, a10 = a00, a11 = a00;
+  for (let b = 0; b < nb; b++) {
+    const wA = wA0 + <usize>b * pb, wB = wB0 + <usize>b * pb, p0 = x0 + <usize>b * qs, p1 = x1 + <usize>b * qs;
+    let wa: v128, wb: v128, xa: v128, xb: v128, u00: v128, u01: v128, u10: v128, u11: v128;
+    if (ASC_FEATURE_RELAXED_SIMD && i8) {
+      wa = v128.load(wA, 0); wb = v128.load(wB, 0); xa = v128.load(p0, 0); xb = v128.load(p1, 0);
+      u00 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa); u01 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa); u10 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb); u11 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb);
+      fence4(out, u00, u01, u10, u11);
+      wa = v128.load(wA, 16); wb = v128.load(wB, 16); xa = v128.load(p0, 16); xb = v128.load(p1, 16);
+      u00 = i16x8.add(u00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); u01 = i16x8.add(u01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); u10 = i16x8.add(u10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); u11 = i16x8.add(u11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      wa = v128.load(wA, 32); wb = v128.load(wB, 32); xa = v128.load(p0, 32); xb = v128.load(p1, 32);
+      u00 = i16x8.add(u00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); u01 = i16x8.add(u01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); u10 = i16x8.add(u10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); u11 = i16x8.add(u11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      fence4(out, u00, u01, u10, u11);
+      wa = v128.load(wA, 48); wb = v128.load(wB, 48); xa = v128.load(p0, 48); xb = v128.load(p1, 48);
+      u00 = i16x8.add(u00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); u01 = i16x8.add(u01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); u10 = i16x8.add(u10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); u11 = i16x8.add(u11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      wa = v128.load(wA, 64); wb = v128.load(wB, 64); xa = v128.load(p0, 64); xb = v128.load(p1, 64);
+      u00 = i16x8.add(u00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); u01 = i16x8.add(u01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); u10 = i16x8.add(u10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); u11 = i16x8.add(u11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      fence4(out, u00, u01, u10, u11);
+      wa = v128.load(wA, 80); wb = v128.load(wB, 80); xa = v128.load(p0, 80); xb = v128.load(p1, 80);
+      u00 = i16x8.add(u00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); u01 = i16x8.add(u01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); u10 = i16x8.add(u10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); u11 = i16x8.add(u11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      wa = v128.load(wA, 96); wb = v128.load(wB, 96); xa = v128.load(p0, 96); xb = v128.load(p1, 96);
+      u00 = i16x8.add(u00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); u01 = i16x8.add(u01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); u10 = i16x8.add(u10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); u11 = i16x8.add(u11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      fence4(out, u00, u01, u10, u11);
+      wa = v128.load(wA, 112); wb = v128.load(wB, 112); xa = v128.load(p0, 112); xb = v128.load(p1, 112);
+      u00 = i16x8.add(u00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); u01 = i16x8.add(u01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); u10 = i16x8.add(u10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); u11 = i16x8.add(u11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      const ones = v128.load(PC);
+      u00 = i32x4.dot_i16x8_s(u00, ones); u01 = i32x4.dot_i16x8_s(u01, ones);
+      u10 = i32x4.dot_i16x8_s(u10, ones); u11 = i32x4.dot_i16x8_s(u11, ones);
+    } else {
+      wa = v128.load(wA, 0); wb = v128.load(wB, 0); xa = v128.load(p0, 0); xb = v128.load(p1, 0);
+      u00 = i32x4.dot_i16x8_s(xa, wa); u01 = i32x4.dot_i16x8_s(xb, wa); u10 = i32x4.dot_i16x8_s(xa, wb); u11 = i32x4.dot_i16x8_s(xb, wb);
+      wa = v128.load(wA, 16); wb = v128.load(wB, 16); xa = v128.load(p0, 16); xb = v128.load(p1, 16);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      fence4(out, u00, u01, u10, u11);
+      wa = v128.load(wA, 32); wb = v128.load(wB, 32); xa = v128.load(p0, 32); xb = v128.load(p1, 32);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      wa = v128.load(wA, 48); wb = v128.load(wB, 48); xa = v128.load(p0, 48); xb = v128.load(p1, 48);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      fence4(out, u00, u01, u10, u11);
+      wa = v128.load(wA, 64); wb = v128.load(wB, 64); xa = v128.load(p0, 64); xb = v128.load(p1, 64);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      wa = v128.load(wA, 80); wb = v128.load(wB, 80); xa = v128.load(p0, 80); xb = v128.load(p1, 80);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      fence4(out, u00, u01, u10, u11);
+      wa = v128.load(wA, 96); wb = v128.load(wB, 96); xa = v128.load(p0, 96); xb = v128.load(p1, 96);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      wa = v128.load(wA, 112); wb = v128.load(wB, 112); xa = v128.load(p0, 112); xb = v128.load(p1, 112);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      fence4(out, u00, u01, u10, u11);
+      wa = v128.load(wA, 128); wb = v128.load(wB, 128); xa = v128.load(p0, 128); xb = v128.load(p1, 128);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      wa = v128.load(wA, 144); wb = v128.load(wB, 144); xa = v128.load(p0, 144); xb = v128.load(p1, 144);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      fence4(out, u00, u01, u10, u11);
+      wa = v128.load(wA, 160); wb = v128.load(wB, 160); xa = v128.load(p0, 160); xb = v128.load(p1, 160);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      wa = v128.load(wA, 176); wb = v128.load(wB, 176); xa = v128.load(p0, 176); xb = v128.load(p1, 176);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      fence4(out, u00, u01, u10, u11);
+      wa = v128.load(wA, 192); wb = v128.load(wB, 192); xa = v128.load(p0, 192); xb = v128.load(p1, 192);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      wa = v128.load(wA, 208); wb = v128.load(wB, 208); xa = v128.load(p0, 208); xb = v128.load(p1, 208);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      fence4(out, u00, u01, u10, u11);
+      wa = v128.load(wA, 224); wb = v128.load(wB, 224); xa = v128.load(p0, 224); xb = v128.load(p1, 224);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      wa = v128.load(wA, 240); wb = v128.load(wB, 240); xa = v128.load(p0, 240); xb = v128.load(p1, 240);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+    }
+    if (type == Q4_0) {
+      const m0 = v128.load(p0 + qs - 16), m1 = v128.load(p1 + qs - 16);
+      u00 = i32x4.sub(u00, m0); u01 = i32x4.sub(u01, m1); u10 = i32x4.sub(u10, m0); u11 = i32x4.sub(u11, m1);
+    }
+    const d0 = v128.load(p0 + qs - 32), d1 = v128.load(p1 + qs - 32), dA = v128.load(wA + pb - 16), dB = v128.load(wB + pb - 16);
+    a00 = f32x4.add(a00, f32x4.mul(f32x4.convert_i32x4_s(u00), f32x4.mul(dA, d0)));
+    a01 = f32x4.add(a01, f32x4.mul(f32x4.convert_i32x4_s(u01), f32x4.mul(dA, d1)));
+    a10 = f32x4.add(a10, f32x4.mul(f32x4.convert_i32x4_s(u10), f32x4.mul(dB, d0)));
+    a11 = f32x4.add(a11, f32x4.mul(f32x4.convert_i32x4_s(u11), f32x4.mul(dB, d1)));
+  }
+  storeLanes(out, os, a00, min(nt, 4));
+  if (nt > 4) storeLanes(out + 4 * os, os, a01, nt - 4);
+  if (two) {
+    storeLanes(out + 4, os, a10, min(nt, 4));
+    if (nt > 4) storeLanes(out + 4 + 4 * os, os, a11, nt - 4);
+  }
+}
+
+/** Stores of each running sum (to scratch space at `out`): keeps V8 from scheduling the products late. */
+// @ts-ignore: decorator
+@inline function fence4(out: usize, a: v128, b: v128, c: v128, d: v128): void {
+  v128.store32_lane(out, a, 0); v128.store32_lane(out, b, 0); v128.store32_lane(out, c, 0); v128.store32_lane(out, d, 0);
+}
+
+/** Lanes 0..nt−1 of v at out, out + os, out + 2·os, out + 3·os. */
+// @ts-ignore: decorator
+@inline function storeLanes(out: usize, os: usize, v: v128, nt: i32): void {
+  v128.store32_lane(out, v, 0);
+  if (nt > 1) v128.store32_lane(out + os, v, 1);
+  if (nt > 2) v128.store32_lane(out + 2 * os, v, 2);
+  if (nt > 3) v128.store32_lane(out + 3 * os, v, 3);
+}
