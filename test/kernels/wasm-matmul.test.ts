@@ -140,3 +140,71 @@ for (const type of [GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) test(`${typeNa
     assert.deepEqual(all.subarray(t * nOut, (t + 1) * nOut), single, `token ${t}`);
   }
 });
+
+test('Q8_0/Q4_0 prefill over quads (tokens in the vector lanes, 8+ tokens): partial quads, odd row counts, the 128-token tile edge, 1 and 2 threads bit-identical, interleaved rows the same bits', () => {
+  const rng = createRng(2468);
+  for (const type of [GGMLType.Q8_0, GGMLType.Q4_0]) {
+    for (const [nIn, nOut, nTok] of [[64, 5, 8], [96, 9, 11], [32, 3, 13], [160, 8, 131]] as const) {
+      const w = randWeight(rng, type, nIn, nOut);
+      const wf = weightToF32(w, nIn, nOut);
+      const x = randF32(rng, nIn * nTok);
+      for (let i = 0; i < x.length; i++) if (i % 9 === 4) x[i] = x[i]! * 60; // ±127 after quantization
+      x.fill(0, 32 * 3, 32 * 4); // an all-zero block (scale 0)
+      const { y } = refMatmul(wf, x, nIn, nOut, nTok);
+      const a = new Float32Array(nOut * nTok), b = new Float32Array(nOut * nTok);
+      one.matmul(a, w, x, nIn, nOut, nTok);
+      two.matmul(b, w, x, nIn, nOut, nTok);
+      for (let t = 0; t < nTok; t++) {
+        for (let o = 0; o < nOut; o++) {
+          const i = t * nOut + o, err = Math.abs(a[i]! - y[i]!), bound = int8Bound(wf, x, nIn, o, t);
+          assert.ok(err <= bound, `${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok} [t ${t}, row ${o}]: ${a[i]} vs ${y[i]} (err ${err} > ${bound})`);
+        }
+      }
+      assert.deepEqual(b, a, `${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok}: 2 threads differ from 1`);
+      // the same rows rearranged into interleaved groups: the panel reads them in place, same bits
+      const wi = { type, name: 'w', dims: [nIn, nOut], data: (w.data as Uint8Array).slice() };
+      if (one.interleave(wi)) {
+        const c = new Float32Array(nOut * nTok);
+        one.matmul(c, wi, x, nIn, nOut, nTok);
+        assert.deepEqual(c, a, `${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok}: interleaved rows differ`);
+      }
+      // a token's row of results does not depend on which quad or tile it falls in
+      const tail = new Float32Array(nOut * 8);
+      one.matmul(tail, w, x.subarray((nTok - 8) * nIn), nIn, nOut, 8);
+      assert.deepEqual(tail, a.subarray((nTok - 8) * nOut), `${typeName(type)} nTok=${nTok}: the last eight tokens alone differ`);
+    }
+  }
+});
+
+test('quantized activations are reused only for byte-identical input: an array changed in place, heap-owned or not, is quantized again', () => {
+  const rng = createRng(1357);
+  for (const type of [GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K]) {
+    const nIn = type === GGMLType.Q4_K ? 256 : 96, nOut = 6;
+    for (const nTok of [1, 6, 9]) {
+      const w1 = randWeight(rng, type, nIn, nOut), w2 = randWeight(rng, type, nIn, nOut);
+      const wf1 = weightToF32(w1, nIn, nOut), wf2 = weightToF32(w2, nIn, nOut);
+      for (const owned of [false, true]) {
+        const x = owned ? one.heap.f32(nIn * nTok) : new Float32Array(nIn * nTok);
+        x.set(randF32(rng, nIn * nTok));
+        // every result within the int8 bound of the f64 reference for the current contents of x
+        const check = (w: typeof w1, wf: Float32Array, what: string) => {
+          const o = new Float32Array(nOut * nTok);
+          one.matmul(o, w, x, nIn, nOut, nTok);
+          const { y } = refMatmul(wf, x, nIn, nOut, nTok);
+          for (let t = 0; t < nTok; t++) {
+            for (let r = 0; r < nOut; r++) {
+              const i = t * nOut + r;
+              assert.ok(Math.abs(o[i]! - y[i]!) <= int8Bound(wf, x, nIn, r, t), `${typeName(type)} nTok=${nTok} owned=${owned} ${what} [${i}]: ${o[i]} vs ${y[i]}`);
+            }
+          }
+          return o;
+        };
+        check(w1, wf1, 'first');
+        const before = check(w2, wf2, 'same input, another weight (the reuse case)');
+        x[nIn * nTok - 1] = x[nIn * nTok - 1]! + 25; // the last token's last value changes in place
+        const after = check(w2, wf2, 'after an in-place change');
+        assert.notDeepEqual(after, before, 'the change is seen');
+      }
+    }
+  }
+});

@@ -12,7 +12,7 @@ import { GGMLType, blockLayout, typeName } from '../../../format/dtypes.js';
 import { kvSpan } from '../../../kv/cache.js';
 import { ThreadPool, resolveThreads } from '../threads/pool.js';
 import { WasmHeap, createSharedMemory } from './heap.js';
-import { defaultKernelVariant, instantiateKernels, kernelModule, type KernelExports, type KernelVariant } from './module.js';
+import { INTERLEAVED_FLAG, QUADS_FLAG, defaultKernelVariant, instantiateKernels, kernelModule, type KernelExports, type KernelVariant } from './module.js';
 
 /** Weight types the wasm matmul computes with (dequantized inside the kernel, row by row). */
 export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
@@ -20,15 +20,11 @@ export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
   GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K,
 ]);
 
-/** Or-ed into the wasm matmul's type argument for an interleaved weight (assembly/index.ts INTERLEAVED). */
-const INTERLEAVED_FLAG = 0x100;
-/** matmul type flag: xq holds quads (four tokens interleaved, wasm/assembly/panel.ts packQuads). */
-const QUADS_FLAG = 0x200;
 /**
- * Fewest tokens for the quad prefill: each row's panel is rebuilt per call, which pays off only
- * across several quads.
+ * Fewest tokens for the quad prefill: each row's panels are rebuilt per call, and a partial quad
+ * computes padding; below two full quads the one-token kernels were as fast (measured).
  */
-const QUAD_MIN_TOKENS = 4;
+const QUAD_MIN_TOKENS = 8;
 
 /** Types whose dot product needs Σx per 32-block (they store a min/offset). */
 const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K]);
@@ -83,6 +79,8 @@ export class WasmBackend {
   private readonly pending = new WeakMap<ArrayBufferView, MatrixWeight & { dims: readonly number[] }>();
   private readonly staging = new Map<string, { ptr: number; bytes: number }>();
   private scratch = { ptr: 0, stride: 0 };
+  /** What the int8 staging buffers hold (see quantized()); quads: where they were interleaved (0: not). */
+  private lastQuant: { i8: boolean; nIn: number; nTok: number; xq: number; xd: number; saved: number; quads: number } | null = null;
   private readonly parallelMin: number;
   private readonly int8: boolean;
 
@@ -180,17 +178,9 @@ export class WasmBackend {
     }
     let xq = 0, xd = 0, quads = 0;
     if (this.int8 && this.kernels.hasIntDot(w.type)) {
-      // activations → int8 blocks once for all rows (and all threads)
-      const nb = (nIn / 32) * nTokens;
-      xq = this.stage('xq', nb * 64);
-      xd = this.stage('xd', nb * 8);
-      if (this.kernels.compactInt8(w.type)) this.kernels.quantizeBlocksI8(xq, xd, xp, nb);
-      else this.kernels.quantizeBlocks(xq, xd, xp, nb);
-      if (nTokens >= QUAD_MIN_TOKENS && this.kernels.hasQuads(w.type)) {
-        // prefill with the tokens in the vector lanes (wasm/assembly/panel.ts)
-        const xt = this.stage('xt', this.kernels.quadBytes(w.type, nIn, nTokens));
-        this.kernels.packQuads(w.type, xt, xq, xd, nIn, nTokens);
-        xq = xt;
+      const wantQuads = nTokens >= QUAD_MIN_TOKENS && this.kernels.hasQuads(w.type) === 1;
+      ({ xq, xd } = this.quantized(w.type, xp, nIn, nTokens, wantQuads));
+      if (wantQuads) {
         quads = QUADS_FLAG;
         this.ensureScratch(this.kernels.panelBytes(w.type, nIn));
       }
@@ -328,6 +318,37 @@ export class WasmBackend {
   }
 
   /** Pointer to n f32 of `a` from element `off`: in place when `a` is ours, else a staged copy. */
+  /**
+   * The activations at xp (nTok × nIn f32) quantized for the int8 kernels of `type`: int8 blocks
+   * (xq, xd), or with `quads` the prefill's interleaved form (xq: quads, xd: unused). Done once
+   * for all rows and threads; and when the bytes equal those quantized last time in the same form
+   * (the query/key/value and gate/up matmuls share their input) the previous result is reused.
+   */
+  private quantized(type: number, xp: number, nIn: number, nTok: number, quads: boolean): { xq: number; xd: number } {
+    const i8 = this.kernels.compactInt8(type) === 1;
+    const nb = (nIn / 32) * nTok, bytes = nIn * nTok * 4;
+    const xq = this.stage('q.xq', nb * 64), xd = this.stage('q.xd', nb * 8), saved = this.stage('q.saved', bytes);
+    const xt = quads ? this.stage('q.xt', this.kernels.quadBytes(type, nIn, nTok)) : 0;
+    const mem = this.heap.memory.buffer; // after the allocations above (growing replaces the buffer object)
+    const last = this.lastQuant;
+    const same = last !== null && last.i8 === i8 && last.nIn === nIn && last.nTok === nTok
+      && last.xq === xq && last.xd === xd && last.saved === saved
+      && Buffer.from(mem, xp, bytes).equals(Buffer.from(mem, saved, bytes));
+    if (!same) {
+      if (i8) this.kernels.quantizeBlocksI8(xq, xd, xp, nb);
+      else this.kernels.quantizeBlocks(xq, xd, xp, nb);
+      new Uint8Array(mem, saved, bytes).set(new Uint8Array(mem, xp, bytes));
+      this.lastQuant = { i8, nIn, nTok, xq, xd, saved, quads: 0 };
+    }
+    if (!quads) return { xq, xd };
+    const q = this.lastQuant!;
+    if (q.quads !== xt) {
+      this.kernels.packQuads(type, xt, xq, xd, nIn, nTok);
+      q.quads = xt;
+    }
+    return { xq: xt, xd: 0 };
+  }
+
   private input(a: Float32Array, role: string, n: number, off = 0): number {
     if (off + n > a.length) throw new InvalidOptionError(`wasm backend: array of ${a.length} values is too short for ${off}+${n}`);
     if (this.heap.owns(a)) return a.byteOffset + off * 4;

@@ -21,6 +21,11 @@ export const WASM_PATH = fileURLToPath(new URL('../../../../build/tokenloop-kern
 /** Absolute path of the relaxed-SIMD build of the same kernels. */
 export const WASM_RELAXED_PATH = fileURLToPath(new URL('../../../../build/tokenloop-kernels-relaxed.wasm', import.meta.url));
 
+/** Or-ed into the wasm matmul's type argument for an interleaved weight (assembly/index.ts INTERLEAVED). */
+export const INTERLEAVED_FLAG = 0x100;
+/** Or-ed into the wasm matmul's type argument when xq holds quads (four tokens interleaved, assembly/panel.ts). */
+export const QUADS_FLAG = 0x200;
+
 /** Exports of the kernel module (pointers are byte offsets into the shared memory). */
 export interface KernelExports {
   heapBase(): number;
@@ -93,8 +98,9 @@ export function relaxedSimdAvailable(): boolean {
 }
 
 /**
- * Functional probe of the relaxed build: three 5-block Q4_0 rows (four-block step plus a tail)
- * against one and four tokens, through the relaxed 8-bit dot products, must equal the exact integer-sum
+ * Functional probe of the relaxed build: 5-block Q4_0 rows (four-block step plus a tail) through
+ * the relaxed 8-bit dot products, one token (the decode kernel, three rows) and five tokens (the
+ * prefill over quads, four rows: a full and a partial quad), must equal the exact integer-sum
  * result. Guards against engines that validate relaxed SIMD but compute it wrongly (Node 20's V8
  * miscompiles i32x4.relaxed_dot_i8x16_i7x16_add_s, which the kernels therefore avoid).
  */
@@ -102,20 +108,25 @@ function relaxedKernelsWork(m: WasmModule): boolean {
   // a small maximum (allowed: ≤ the import's) keeps V8 from reserving 4 GiB for the probe
   const memory = new Wasm.Memory({ initial: 2, maximum: 2, shared: true });
   const k = new Wasm.Instance(m, { env: { memory } }).exports as unknown as KernelExports;
-  const n = 160, nTok = 4, nb = n / 32, rows = 3, rb = nb * 18;
+  const n = 160, maxTok = 5, nb = n / 32, maxRows = 4, rb = nb * 18;
   const base = Math.ceil(k.heapBase() / 64) * 64;
-  const w = base, x = w + 1024, xq = x + n * nTok * 4, xd = xq + n * nTok, out = xd + nb * nTok * 8;
+  const w = base, x = w + 1024, xq = x + n * maxTok * 4, xd = xq + n * maxTok, out = xd + nb * maxTok * 8;
+  const xt = out + maxTok * maxRows * 4, scratch = xt + k.quadBytes(GGMLType.Q4_0, n, maxTok);
+  if (scratch + 2 * k.panelBytes(GGMLType.Q4_0, n) > memory.buffer.byteLength) return false;
   const u8 = new Uint8Array(memory.buffer), f32 = new Float32Array(memory.buffer);
-  for (let b = 0; b < nb * rows; b++) {
+  for (let b = 0; b < nb * maxRows; b++) {
     u8[w + b * 18] = 0; u8[w + b * 18 + 1] = 0x3c; // f16 1.0
     for (let j = 0; j < 16; j++) u8[w + b * 18 + 2 + j] = (b * 37 + j * 11) & 0xff;
   }
   // activations already on the int8 grid of their blocks (amax 127): quantization is exact
-  for (let i = 0; i < n * nTok; i++) f32[x / 4 + i] = i % 32 === 5 ? 127 : ((i * 29) % 255) - 127;
-  k.quantizeBlocksI8(xq, xd, x, nb * nTok);
-  // one token (the decode kernel) and four tokens (the prefill kernel)
-  for (const t of [1, nTok]) {
-    k.matmul(GGMLType.Q4_0, out, w, x, 0, xq, xd, n, rows, t, 0, rows, 0);
+  for (let i = 0; i < n * maxTok; i++) f32[x / 4 + i] = i % 32 === 5 ? 127 : ((i * 29) % 255) - 127;
+  k.quantizeBlocksI8(xq, xd, x, nb * maxTok);
+  for (const [t, rows] of [[1, 3], [maxTok, maxRows]] as const) {
+    if (t === 1) k.matmul(GGMLType.Q4_0, out, w, x, 0, xq, xd, n, rows, t, 0, rows, 0);
+    else {
+      k.packQuads(GGMLType.Q4_0, xt, xq, xd, n, t);
+      k.matmul(GGMLType.Q4_0 | QUADS_FLAG, out, w, x, 0, xt, 0, n, rows, t, 0, rows, scratch);
+    }
     for (let j = 0; j < t; j++) {
       for (let r = 0; r < rows; r++) {
         let want = 0;
@@ -129,7 +140,6 @@ function relaxedKernelsWork(m: WasmModule): boolean {
   }
   return true;
 }
-
 
 /** The default variant: 'relaxed' when relaxedSimdAvailable(), else 'simd128'. */
 export function defaultKernelVariant(): KernelVariant {

@@ -2,7 +2,7 @@
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
 import { hsum, madd, sum32 } from './simd';
-import { compactInt8, dotRowQ, dotRowQx4, hasIntDot, rowQ4_0x4r, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
+import { compactInt8, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { group4x2F32, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
 import { chunkBytes, gatherRow } from './interleave';
@@ -34,7 +34,7 @@ const QTILE: i32 = 16;
  * F16, one token, xq ≠ 0: xq holds x·2^112 (scaleHalfX), see dotHalfScaled.
  * Block-quantized types with xq ≠ 0: integer dots against the activations quantized by
  * quantizeBlocks (xq: nTok·nIn i16, xd: nTok·nIn/32 pairs of f32), each weight row read once per tile of
- * TILE tokens. Other types, one token: fused dequantize+dot per row. Several: each row is
+ * QTILE tokens; with the QUADS flag (Q8_0, Q4_0 prefill) xq holds the interleaved form of panel.ts. Other types, one token: fused dequantize+dot per row. Several: each row is
  * dequantized once per tile into `scratch` (nIn f32) and dotted with every token of the tile.
  * `xs`: Σx per 32-element block per token ((nTok, nIn/32) f32) for formats with a min term.
  * `typeFlags`: the GGML type, | INTERLEAVED when the matrix was rearranged by interleaveRows:
@@ -54,20 +54,12 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     return;
   }
   if (ASC_FEATURE_RELAXED_SIMD && xq != 0 && compactInt8(type)) {
-    // i8 activations (quantizeBlocksI8): nIn bytes per token; 4-token kernel for Q4_0
+    // i8 activations (quantizeBlocksI8): nIn bytes per token; 2-token kernels for the K-quants
     const qb = <usize>nIn, dd = <usize>(nIn >> 5) << 3, db = <usize>(nIn >> 5) << 2;
     for (let t0 = 0; t0 < nTok; t0 += QTILE) {
       const t1 = min(nTok, t0 + QTILE);
       for (let r = r0; r < r1; r++) {
         let t = t0;
-        if (type == Q4_0) {
-          const row = rowIn(w, r, rb, cb, n4), bs = blockStride(r, cb, n4, 18);
-          for (; t + 4 <= t1; t += 4) {
-            const tu = <usize>t;
-            rowQ4_0x4r(row, bs, xq + tu * qb, xd + tu * dd, qb, dd, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
-          }
-        }
-        if (t == t1) continue;
         const row = rowAt(w, r, rb, cb, n4, gbuf);
         if (type == Q4_K || type == Q5_K || type == Q6_K) {
           for (; t + 2 <= t1; t += 2) {
@@ -89,17 +81,8 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     for (let t0 = 0; t0 < nTok; t0 += QTILE) {
       const t1 = min(nTok, t0 + QTILE);
       for (let r = r0; r < r1; r++) {
-        let t = t0;
-        if (type == Q8_0 || type == Q4_0) {
-          const row = rowIn(w, r, rb, cb, n4), bs = blockStride(r, cb, n4, type == Q8_0 ? 34 : 18);
-          for (; t + 4 <= t1; t += 4) {
-            const tu = <usize>t;
-            dotRowQx4(type, row, bs, xq + tu * qb, xd + tu * dd, qb, dd, nIn, out + ((tu * <usize>nOut + <usize>r) << 2), <usize>nOut << 2);
-          }
-        }
-        if (t == t1) continue;
         const row = rowAt(w, r, rb, cb, n4, gbuf);
-        for (; t < t1; t++) {
+        for (let t = t0; t < t1; t++) {
           const tu = <usize>t;
           const o = out + ((tu * <usize>nOut + <usize>r) << 2);
           store<f32>(o, dotRowQ(type, row, xq + tu * qb, xd + tu * dd, xs + tu * db, nIn, o));

@@ -541,61 +541,6 @@ function dotQ5(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n: i32, fen
   return dot32(l0, l1, u0, u1, xq + (<usize>blk << 6));
 }
 
-/**
- * Prefill: one Q8_0 or Q4_0 weight row against four tokens' quantized activations (token j at
- * xq + j·qb, xd + j·dd). Each weight block is widened and its scale converted once for the four
- * tokens. Blocks are bs bytes apart (the block size in GGUF order, 4× that in an interleaved
- * group). Stores the four dot products at out + j·outStride.
- */
-export function dotRowQx4(type: i32, w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, outStride: usize): void {
-  if (type == Q8_0) rowQ8_0x4(w, bs, xq, xd, qb, dd, n, out, outStride);
-  else rowQ4_0x4(w, bs, xq, xd, qb, dd, n, out, outStride);
-}
-
-// @ts-ignore: decorator
-@inline function dotx(a: v128, b: v128, c: v128, d: v128, xp: usize, dw: f32, dp: usize, acc: v128, fence: usize): v128 {
-  const s = dot32(a, b, c, d, xp);
-  v128.store32_lane(fence, s, 0); // keeps the next token's loads after this one (see dotRowQ)
-  return f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(s), f32x4.splat(dw * load<f32>(dp))));
-}
-
-function rowQ8_0x4(w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
-  const nb = n >> 5;
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-    const q0 = v128.load8x8_s(p, 2), q1 = v128.load8x8_s(p, 10), q2 = v128.load8x8_s(p, 18), q3 = v128.load8x8_s(p, 26);
-    const dw = half(load<u16>(p));
-    a0 = dotx(q0, q1, q2, q3, xp, dw, dp, a0, out);
-    a1 = dotx(q0, q1, q2, q3, xp + qb, dw, dp + dd, a1, out);
-    a2 = dotx(q0, q1, q2, q3, xp + 2 * qb, dw, dp + 2 * dd, a2, out);
-    a3 = dotx(q0, q1, q2, q3, xp + 3 * qb, dw, dp + 3 * dd, a3, out);
-  }
-  store<f32>(out, hsum4(a0)); store<f32>(out + os, hsum4(a1)); store<f32>(out + 2 * os, hsum4(a2)); store<f32>(out + 3 * os, hsum4(a3));
-}
-
-function rowQ4_0x4(w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
-  const nb = n >> 5;
-  const m4 = v128.load(QC);
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  let m = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const p = w + <usize>b * bs, xp = xq + (<usize>b << 6), dp = xd + (<usize>b << 3);
-    const l0 = v128.load8x8_u(p, 2), l1 = v128.load8x8_u(p, 10);
-    const q0 = v128.and(l0, m4), q1 = v128.and(l1, m4), q2 = i16x8.shr_u(l0, 4), q3 = i16x8.shr_u(l1, 4);
-    const dw = half(load<u16>(p));
-    a0 = dotx(q0, q1, q2, q3, xp, dw, dp, a0, out);
-    a1 = dotx(q0, q1, q2, q3, xp + qb, dw, dp + dd, a1, out);
-    a2 = dotx(q0, q1, q2, q3, xp + 2 * qb, dw, dp + 2 * dd, a2, out);
-    a3 = dotx(q0, q1, q2, q3, xp + 3 * qb, dw, dp + 3 * dd, a3, out);
-    // the −8 offsets of the four tokens: d_w·(d_x·Σx_q), one lane per token
-    m = f32x4.add(m, f32x4.mul(f32x4.splat(dw), f32x4(load<f32>(dp, 4), load<f32>(dp + dd, 4), load<f32>(dp + 2 * dd, 4), load<f32>(dp + 3 * dd, 4))));
-  }
-  m = f32x4.mul(m, f32x4.splat(8));
-  store<f32>(out, hsum4(a0) - f32x4.extract_lane(m, 0)); store<f32>(out + os, hsum4(a1) - f32x4.extract_lane(m, 1));
-  store<f32>(out + 2 * os, hsum4(a2) - f32x4.extract_lane(m, 2)); store<f32>(out + 3 * os, hsum4(a3) - f32x4.extract_lane(m, 3));
-}
-
 // @ts-ignore: decorator
 @inline function hsum4(a: v128): f32 {
   return (f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1)) + (f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3));
@@ -663,32 +608,6 @@ export function dotQ4_0r(w: usize, xq: usize, xd: usize, n: i32, fence: usize): 
     t += dw * (<f32>isum(s) * load<f32>(dp) - 8 * load<f32>(dp, 4));
   }
   return hsum4(acc) - 8 * hsum4(mins) + t;
-}
-
-/**
- * rowQ4_0x4 over i8 activations (token j at xq + j·qb, qb = n bytes) with relaxed dot products;
- * blocks bs bytes apart (18 in GGUF order, 72 in an interleaved group).
- * Per block, the four tokens' integer sums are reduced into one vector (lane j: token j), so the
- * conversion and both scalings are one vector op for all four; each lane accumulates its token's
- * blocks in order.
- */
-export function rowQ4_0x4r(w: usize, bs: usize, xq: usize, xd: usize, qb: usize, dd: usize, n: i32, out: usize, os: usize): void {
-  const nb = n >> 5;
-  const m4 = v128.load(QC, 128), ones = v128.load(QC, 16);
-  let acc = f32x4.splat(0), m = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const p = w + <usize>b * bs, xp = xq + (<usize>b << 5), dp = xd + (<usize>b << 3);
-    const v = v128.load(p, 2);
-    const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
-    const sums = reduce4i16(dotr16(lo, hi, xp), dotr16(lo, hi, xp + qb), dotr16(lo, hi, xp + 2 * qb), dotr16(lo, hi, xp + 3 * qb), ones);
-    const dw = f32x4.splat(half(load<u16>(p)));
-    const e01 = v128.load64_lane(dp + dd, v128.load64_zero(dp), 1), e23 = v128.load64_lane(dp + 3 * dd, v128.load64_zero(dp + 2 * dd), 1);
-    acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(sums), f32x4.mul(dw, v128.shuffle<f32>(e01, e23, 0, 2, 4, 6))));
-    m = f32x4.add(m, f32x4.mul(dw, v128.shuffle<f32>(e01, e23, 1, 3, 5, 7)));
-  }
-  const r = f32x4.sub(acc, f32x4.mul(m, f32x4.splat(8)));
-  store<f32>(out, f32x4.extract_lane(r, 0)); store<f32>(out + os, f32x4.extract_lane(r, 1));
-  store<f32>(out + 2 * os, f32x4.extract_lane(r, 2)); store<f32>(out + 3 * os, f32x4.extract_lane(r, 3));
 }
 
 /**
