@@ -29,6 +29,11 @@ export type LoadModelOptions = SpecOptions & {
   threads?: number;
   /** Element type of the KV caches the model creates: 'f32' (default, exact) or 'f16' (half the memory, faster decode). */
   kvType?: KVCacheType;
+  /**
+   * Run a short throwaway forward pass at load (default: with the wasm backend), so that the
+   * first real request runs compiled code; see TransformerModel.warmup.
+   */
+  warmup?: boolean;
 };
 
 /** Architectures loadModel accepts. */
@@ -44,5 +49,7 @@ export function loadModel(file: ModelFile, opts: LoadModelOptions = {}): Model {
   const fam = FAMILIES.find((f) => f.architectures.includes(arch));
   if (!fam) throw new UnsupportedError(`unsupported architecture "${arch}" (supported: ${supportedArchitectures().join(', ')})`);
   const { spec, bytes } = fam.build(file, arch, opts);
-  return new TransformerModel(spec, bytes, { backend: opts.backend, threads: opts.threads, kvType: opts.kvType });
+  const model = new TransformerModel(spec, bytes, { backend: opts.backend, threads: opts.threads, kvType: opts.kvType });
+  if (opts.warmup ?? model.backend === 'wasm') model.warmup();
+  return model;
 }

@@ -20,6 +20,9 @@ import type { ForwardOptions, Model, ModelConfig } from './model.js';
 import type { NormKind, NormWeights, TransformerSpec } from './spec.js';
 import type { Weight } from './kernels/weight.js';
 
+/** Tokens in the load-time warm-up prefill (TransformerModel.warmup): enough for the prefill kernels' multi-token paths. */
+const WARMUP_TOKENS = 8;
+
 /** Per-batch scratch (rows = tokens). */
 interface Scratch {
   cap: number;
@@ -69,6 +72,20 @@ export class TransformerModel implements Model {
     this.shapes = spec.layers.map((l) => ({
       nHead: c.nHead, nHeadKv: c.nHeadKv, headDim: c.headDim, scale: spec.attnScale, window: l.window, softcap: spec.attnSoftcap,
     }));
+  }
+
+  /**
+   * A prefill of WARMUP_TOKENS and one decode step on a throwaway cache. V8 runs new code slowly at
+   * first (the wasm kernels start in its baseline tier and are recompiled once hot, the forward
+   * pass is JIT-compiled as it runs), so without this the first real request pays for it: the
+   * first 128-token prefill of the 15M synth model ran at 3.5k tok/s instead of 5.2k, 110M 6% slower.
+   */
+  warmup(): void {
+    const n = Math.min(WARMUP_TOKENS, this.config.nCtx - 1);
+    if (n < 1) return;
+    const cache = this.createCache(n + 1);
+    this.forward(Array.from({ length: n }, (_, i) => i % this.config.nVocab), cache);
+    this.forward([0], cache);
   }
 
   /** A cache for up to maxTokens positions (default and maximum: the model's context length). */

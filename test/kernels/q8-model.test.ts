@@ -86,3 +86,24 @@ test('stories260K Q8_0 (int8 weights and activations) gives logits close to its 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('load-time warm-up (default with the wasm backend) leaves no trace: a warmed and an unwarmed model give the same logits bit for bit', { skip: needsShared() }, () => {
+  const src = sharedPath('models', 'stories260K', 'stories260K.gguf');
+  const dir = mkdtempSync(join(tmpdir(), 'tokenloop-warm-'));
+  try {
+    for (const type of ['Q8_0', 'Q4_0'] as const) {
+      const path = join(dir, `stories260K-${type}.gguf`);
+      quantizeFile(src, path, type);
+      const cold = loadModel(openModelFile(path, { allocate: modelAllocator({ threads: 1 }) }), { backend: 'wasm', threads: 1, warmup: false });
+      const warm = loadModel(openModelFile(path, { allocate: modelAllocator({ threads: 1 }) }), { backend: 'wasm', threads: 1 });
+      // the warm-up's own tokens (0..7) as the prompt: the same activations as its prefill
+      for (const tokens of [[0, 1, 2, 3, 4, 5, 6, 7], [1, 403, 407, 261, 378, 360, 271, 266, 303, 387, 270]]) {
+        const a = cold.forward(tokens, cold.createCache(32), { allLogits: true });
+        const b = warm.forward(tokens, warm.createCache(32), { allLogits: true });
+        assert.deepEqual(b, a, `${type}: warm-up changed the logits of ${tokens.length} tokens`);
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
