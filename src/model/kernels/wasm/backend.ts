@@ -26,6 +26,13 @@ export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
  */
 const QUAD_MIN_TOKENS = 8;
 
+/**
+ * Smallest activation count (tokens × row length) for which matmul looks for a reusable
+ * quantization (see quantized()): below it the comparison and the copy cost more than they save
+ * (small-model decode was 14% slower with them on every call).
+ */
+const REUSE_MIN_VALUES = 8192;
+
 /** Types whose dot product needs Σx per 32-block (they store a min/offset). */
 const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K]);
 
@@ -327,7 +334,15 @@ export class WasmBackend {
   private quantized(type: number, xp: number, nIn: number, nTok: number, quads: boolean): { xq: number; xd: number } {
     const i8 = this.kernels.compactInt8(type) === 1;
     const nb = (nIn / 32) * nTok, bytes = nIn * nTok * 4;
-    const xq = this.stage('q.xq', nb * 64), xd = this.stage('q.xd', nb * 8), saved = this.stage('q.saved', bytes);
+    const xq = this.stage('q.xq', nb * 64), xd = this.stage('q.xd', nb * 8);
+    if (!quads && nIn * nTok < REUSE_MIN_VALUES) {
+      // one decode token: quantizing is cheaper than comparing and saving the input
+      if (i8) this.kernels.quantizeBlocksI8(xq, xd, xp, nb);
+      else this.kernels.quantizeBlocks(xq, xd, xp, nb);
+      this.lastQuant = null;
+      return { xq, xd };
+    }
+    const saved = this.stage('q.saved', bytes);
     const xt = quads ? this.stage('q.xt', this.kernels.quadBytes(type, nIn, nTok)) : 0;
     const mem = this.heap.memory.buffer; // after the allocations above (growing replaces the buffer object)
     const last = this.lastQuant;
