@@ -179,17 +179,17 @@ export class WasmBackend {
     const xp = this.input(x, 'x', nIn * nTokens);
     const op = this.output(out, 'out', nOut * nTokens);
     let xs = 0;
-    if (NEEDS_SUMS.has(w.type)) {
+    const wantQuads = this.int8 && nTokens >= QUAD_MIN_TOKENS && this.kernels.hasQuads(w.type) === 1;
+    if (NEEDS_SUMS.has(w.type) && !wantQuads) {
       xs = this.stage('xs', (nIn / 32) * nTokens * 4);
       this.kernels.blockSums(xs, xp, nIn, nTokens);
     }
     let xq = 0, xd = 0, quads = 0;
     if (this.int8 && this.kernels.hasIntDot(w.type)) {
-      const wantQuads = nTokens >= QUAD_MIN_TOKENS && this.kernels.hasQuads(w.type) === 1;
       ({ xq, xd } = this.quantized(w.type, xp, nIn, nTokens, wantQuads));
       if (wantQuads) {
         quads = QUADS_FLAG;
-        this.ensureScratch(this.kernels.panelBytes(w.type, nIn));
+        this.ensureScratch(this.kernels.quadScratchBytes(w.type, nIn));
       }
     } else if (w.type === GGMLType.F16 && nTokens === 1) {
       xq = this.stage('xq', nIn * 4);

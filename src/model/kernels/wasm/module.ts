@@ -42,8 +42,8 @@ export interface KernelExports {
   hasQuads(type: number): number;
   /** Bytes of the quads of nTok tokens of n values. */
   quadBytes(type: number, n: number, nTok: number): number;
-  /** Bytes of the per-row panel the quad prefill builds in the matmul scratch. */
-  panelBytes(type: number, n: number): number;
+  /** Per-thread matmul scratch bytes the quad prefill needs (two rows' panels). */
+  quadScratchBytes(type: number, n: number): number;
   /** Interleave quantized activations (xq, xd of nTok tokens of n values) into quads at dst. */
   packQuads(type: number, dst: number, xq: number, xd: number, n: number, nTok: number): void;
   /** quantizeBlocks with 32 i8 per block (the layout compactInt8 types read). */
@@ -112,7 +112,7 @@ function relaxedKernelsWork(m: WasmModule): boolean {
   const base = Math.ceil(k.heapBase() / 64) * 64;
   const w = base, x = w + 1024, xq = x + n * maxTok * 4, xd = xq + n * maxTok, out = xd + nb * maxTok * 8;
   const xt = out + maxTok * maxRows * 4, scratch = xt + k.quadBytes(GGMLType.Q4_0, n, maxTok);
-  if (scratch + 2 * k.panelBytes(GGMLType.Q4_0, n) > memory.buffer.byteLength) return false;
+  if (scratch + k.quadScratchBytes(GGMLType.Q4_0, n) > memory.buffer.byteLength) return false;
   const u8 = new Uint8Array(memory.buffer), f32 = new Float32Array(memory.buffer);
   for (let b = 0; b < nb * maxRows; b++) {
     u8[w + b * 18] = 0; u8[w + b * 18 + 1] = 0x3c; // f16 1.0

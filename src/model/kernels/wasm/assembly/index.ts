@@ -12,7 +12,7 @@ export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } fro
 export { rmsnorm, softmax, swiglu, gelu, rope, add } from './ops';
 export { attention, storeHalf, storeKV } from './attention';
 export { chunkBytes, interleaveRows, gatherRow } from './interleave';
-export { hasQuads, packQuads, panelBytes, quadBytes } from './panel';
+export { hasQuads, packQuads, quadBytes, quadScratchBytes } from './panel';
 
 /** Flag or-ed into matmul's `type`: the weight's row groups are interleaved (rows4.ts). */
 const INTERLEAVED: i32 = 0x100;

@@ -1,4 +1,4 @@
-// Prefill for Q8_0 and Q4_0 weights with the tokens in the vector lanes.
+// Prefill for Q8_0, Q4_0 and Q4_K weights with the tokens in the vector lanes.
 //
 // The one-row kernels (q8.ts) put 4 or 8 positions of one row in the lanes of every product, so
 // each block ends with a horizontal reduction before its scale can be applied. Here the quantized
@@ -9,18 +9,20 @@
 // into one lane per token: no horizontal step, no broadcast in the inner loop, and the
 // conversion and scaling of a block serve four tokens at once.
 //
-// Layouts per 32-value block (the "i8" form: Q4_0 in the relaxed build, i8 activations and
-// i16x8.relaxed_dot_i8x16_i7x16_s; the "i16" form: Q8_0 in both builds and Q4_0 in SIMD128,
-// i16 activations and i32x4.dot_i16x8_s):
-//  - quad (QUAD_I8 = 160 / QUAD_I16 = 288 bytes): 8 vectors of 4 i8 per token (positions
-//    4k..4k+3; i16 form: 16 vectors of 2 i16, positions 2k, 2k+1), then the four tokens'
-//    scales d (f32x4), then their 8·Σq (i32x4; Q4_0's −8 offset folded in exactly).
-//  - panel (PANEL_I8 = 144 / PANEL_I16 = 272 bytes): the same vectors of one weight row (Q4_0:
-//    the unsigned nibbles), each repeated in all four lanes, then the row's scale in all lanes.
-import { half } from './simd';
-import { Q4_0, Q8_0 } from './rows';
+// Layouts per 32-value block (the "i8" form: Q4_0 and Q4_K in the relaxed build, i8 activations
+// and i16x8.relaxed_dot_i8x16_i7x16_s; the "i16" form: Q8_0 in both builds, Q4_0 and Q4_K in
+// SIMD128, i16 activations and i32x4.dot_i16x8_s):
+//  - quad (QUAD_I8 = 176 / QUAD_I16 = 304 bytes): 8 vectors of 4 i8 per token (positions
+//    4k..4k+3; i16 form: 16 vectors of 2 i16, positions 2k, 2k+1), then the four tokens' scales d
+//    (f32x4), their 8·Σq (i32x4; Q4_0's −8 offset folded in exactly) and d·Σq (f32x4; Q4_K's
+//    min term).
+//  - panel: the same vectors of one weight row (the unsigned 4-bit quants for Q4_0 and Q4_K), each
+//    repeated in all four lanes (128 / 256 bytes), then the row's scale in all lanes (Q4_0, Q8_0:
+//    d; Q4_K: d·scale of the 32-value sub-block, then dmin·min).
+import { half, halfK } from './simd';
+import { Q4_0, Q4_K, Q8_0, minK, scaleK } from './rows';
 
-const QUAD_I8: usize = 160, QUAD_I16: usize = 288, PANEL_I8: usize = 144, PANEL_I16: usize = 272;
+const QUAD_I8: usize = 176, QUAD_I16: usize = 304;
 
 /** Tokens per tile: a panel is rebuilt per tile; the tile's quads (≤ 16·nIn·9 bytes) stay in L2. */
 const PTILE: i32 = 128;
@@ -34,7 +36,7 @@ const PC = memory.data<u16>([
 
 /** Whether matmul of `type` runs prefill over quads (packQuads) here. */
 export function hasQuads(type: i32): bool {
-  return type == Q8_0 || type == Q4_0;
+  return type == Q8_0 || type == Q4_0 || type == Q4_K;
 }
 
 /** Bytes of the quads of nTok tokens of n values for `type` (0: no quad kernel). */
@@ -43,14 +45,26 @@ export function quadBytes(type: i32, n: i32, nTok: i32): usize {
   return <usize>((nTok + 3) >> 2) * <usize>(n >> 5) * (i8Form(type) ? QUAD_I8 : QUAD_I16);
 }
 
-/** Bytes of one row's panel (the matmul scratch must hold it). */
-export function panelBytes(type: i32, n: i32): usize {
-  return <usize>(n >> 5) * (i8Form(type) ? PANEL_I8 : PANEL_I16);
+/** Bytes of one row's panel. */
+// @ts-ignore: decorator
+@inline function panelBytes(type: i32, n: i32): usize {
+  return <usize>(n >> 5) * panelBlock(type);
+}
+
+/** Scratch bytes (per thread) the quad prefill of rows of n values needs: two rows' panels. */
+export function quadScratchBytes(type: i32, n: i32): usize {
+  return 2 * panelBytes(type, n);
+}
+
+/** Bytes of one 32-value block of a panel. */
+// @ts-ignore: decorator
+@inline function panelBlock(type: i32): usize {
+  return (i8Form(type) ? 128 : 256) + (type == Q4_K ? 32 : 16);
 }
 
 // @ts-ignore: decorator
 @inline function i8Form(type: i32): bool {
-  return ASC_FEATURE_RELAXED_SIMD && type == Q4_0;
+  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q4_K);
 }
 
 /**
@@ -85,8 +99,9 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
         for (let k: usize = 0; k < 16; k++) s = i32x4.add(s, i32x4.dot_i16x8_s(v128.load(d + (k << 4)), ones));
       }
       const xs = xd + t0 * dd + (<usize>b << 3);
-      v128.store(d + qs - 32, f32x4(load<f32>(xs), nt > 1 ? load<f32>(xs + dd) : 0, nt > 2 ? load<f32>(xs + 2 * dd) : 0, nt > 3 ? load<f32>(xs + 3 * dd) : 0));
-      v128.store(d + qs - 16, i32x4.shl(s, 3));
+      v128.store(d + qs - 48, f32x4(load<f32>(xs), nt > 1 ? load<f32>(xs + dd) : 0, nt > 2 ? load<f32>(xs + 2 * dd) : 0, nt > 3 ? load<f32>(xs + 3 * dd) : 0));
+      v128.store(d + qs - 32, i32x4.shl(s, 3));
+      v128.store(d + qs - 16, f32x4(load<f32>(xs, 4), nt > 1 ? load<f32>(xs + dd, 4) : 0, nt > 2 ? load<f32>(xs + 2 * dd, 4) : 0, nt > 3 ? load<f32>(xs + 3 * dd, 4) : 0));
     }
   }
 }
@@ -114,26 +129,45 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
   v128.store(dst, v128.shuffle<i32>(v, v, 3, 3, 3, 3), 48);
 }
 
-/** Write the panel of one weight row (nb blocks bs bytes apart from p) to dst. */
+/**
+ * Write the panel of one weight row to dst: nb blocks of 32 values, bs bytes apart from p (Q4_K:
+ * bs is the 144-byte super-block, which holds eight of them).
+ */
 function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32): void {
   const m4 = v128.load(PC, 16);
-  const i8 = i8Form(type), pb = i8 ? PANEL_I8 : PANEL_I16;
+  const pb = panelBlock(type);
   for (let b = 0; b < nb; b++) {
-    const q = p + <usize>b * bs, d = dst + <usize>b * pb;
+    const d = dst + <usize>b * pb;
     if (type == Q8_0) {
+      const q = p + <usize>b * bs;
       splatStore(d, v128.load8x8_s(q, 2)); splatStore(d + 64, v128.load8x8_s(q, 10));
       splatStore(d + 128, v128.load8x8_s(q, 18)); splatStore(d + 192, v128.load8x8_s(q, 26));
-    } else {
-      const v = v128.load(q, 2);
-      const lo = v128.and(v, m4), hi = v128.and(i16x8.shr_u(v, 4), m4);
-      if (ASC_FEATURE_RELAXED_SIMD && i8) {
-        splatStore(d, lo); splatStore(d + 64, hi);
-      } else {
-        splatStore(d, i16x8.extend_low_i8x16_u(lo)); splatStore(d + 64, i16x8.extend_high_i8x16_u(lo));
-        splatStore(d + 128, i16x8.extend_low_i8x16_u(hi)); splatStore(d + 192, i16x8.extend_high_i8x16_u(hi));
-      }
+      v128.store(d + pb - 16, f32x4.splat(half(load<u16>(q))));
+      continue;
     }
-    v128.store(d + pb - 16, f32x4.splat(half(load<u16>(q))));
+    let lo: v128, hi: v128;
+    if (type == Q4_K) {
+      // sub-block j of super-block b/8: low (j even) or high (j odd) nibbles of 32 bytes
+      const q = p + <usize>(b >> 3) * bs, j = b & 7;
+      const qs = q + 16 + (<usize>(j >> 1) << 5);
+      const sh = (j & 1) << 2;
+      lo = v128.and(i16x8.shr_u(v128.load(qs), sh), m4);
+      hi = v128.and(i16x8.shr_u(v128.load(qs, 16), sh), m4);
+      v128.store(d + pb - 32, f32x4.splat(halfK(load<u16>(q)) * <f32>scaleK(q + 4, j)));
+      v128.store(d + pb - 16, f32x4.splat(halfK(load<u16>(q, 2)) * <f32>minK(q + 4, j)));
+    } else {
+      const q = p + <usize>b * bs;
+      const v = v128.load(q, 2);
+      lo = v128.and(v, m4);
+      hi = v128.and(i16x8.shr_u(v, 4), m4);
+      v128.store(d + pb - 16, f32x4.splat(half(load<u16>(q))));
+    }
+    if (ASC_FEATURE_RELAXED_SIMD && i8Form(type)) {
+      splatStore(d, lo); splatStore(d + 64, hi);
+    } else {
+      splatStore(d, i16x8.extend_low_i8x16_u(lo)); splatStore(d + 64, i16x8.extend_high_i8x16_u(lo));
+      splatStore(d + 128, i16x8.extend_low_i8x16_u(hi)); splatStore(d + 192, i16x8.extend_high_i8x16_u(hi));
+    }
   }
 }
 
@@ -144,12 +178,13 @@ function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32): void {
  */
 export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
   if (type == Q8_0) quadRowsOf(Q8_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
-  else quadRowsOf(Q4_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+  else if (type == Q4_0) quadRowsOf(Q4_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+  else quadRowsOf(Q4_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
 }
 
 // @ts-ignore: decorator
 @inline function quadRowsOf(type: i32, out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
-  const nb = n >> 5, plain: usize = type == Q8_0 ? 34 : 18;
+  const nb = n >> 5, plain: usize = type == Q8_0 ? 34 : type == Q4_K ? 144 : 18;
   const qs = <usize>nb * (i8Form(type) ? QUAD_I8 : QUAD_I16), os = <usize>nOut << 2;
   const second = scratch + panelBytes(type, n);
   for (let t0 = 0; t0 < nTok; t0 += PTILE) {
@@ -191,7 +226,7 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
 // @ts-ignore: decorator
 @inline function quad2x2(type: i32, wA0: usize, wB0: usize, nb: i32, x0: usize, x1: usize, out: usize, os: usize, nt: i32, two: bool): void {
   const i8 = i8Form(type);
-  const pb = i8 ? PANEL_I8 : PANEL_I16, qs = i8 ? QUAD_I8 : QUAD_I16;
+  const pb = panelBlock(type), qs = i8 ? QUAD_I8 : QUAD_I16;
   let a00 = f32x4.splat(0), a01 = a00, a10 = a00, a11 = a00;
   for (let b = 0; b < nb; b++) {
     const wA = wA0 + <usize>b * pb, wB = wB0 + <usize>b * pb, p0 = x0 + <usize>b * qs, p1 = x1 + <usize>b * qs;
@@ -262,14 +297,25 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
       u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
     }
     if (type == Q4_0) {
-      const m0 = v128.load(p0 + qs - 16), m1 = v128.load(p1 + qs - 16);
+      const m0 = v128.load(p0 + qs - 32), m1 = v128.load(p1 + qs - 32);
       u00 = i32x4.sub(u00, m0); u01 = i32x4.sub(u01, m1); u10 = i32x4.sub(u10, m0); u11 = i32x4.sub(u11, m1);
     }
-    const d0 = v128.load(p0 + qs - 32), d1 = v128.load(p1 + qs - 32), dA = v128.load(wA + pb - 16), dB = v128.load(wB + pb - 16);
-    a00 = f32x4.add(a00, f32x4.mul(f32x4.convert_i32x4_s(u00), f32x4.mul(dA, d0)));
-    a01 = f32x4.add(a01, f32x4.mul(f32x4.convert_i32x4_s(u01), f32x4.mul(dA, d1)));
-    a10 = f32x4.add(a10, f32x4.mul(f32x4.convert_i32x4_s(u10), f32x4.mul(dB, d0)));
-    a11 = f32x4.add(a11, f32x4.mul(f32x4.convert_i32x4_s(u11), f32x4.mul(dB, d1)));
+    const d0 = v128.load(p0 + qs - 48), d1 = v128.load(p1 + qs - 48);
+    if (type == Q4_K) {
+      // d·sc·Σq·x − dmin·m·(d_x·Σq_x) per sub-block
+      const dA = v128.load(wA + pb - 32), dB = v128.load(wB + pb - 32), mA = v128.load(wA + pb - 16), mB = v128.load(wB + pb - 16);
+      const s0 = v128.load(p0 + qs - 16), s1 = v128.load(p1 + qs - 16);
+      a00 = f32x4.sub(f32x4.add(a00, f32x4.mul(f32x4.convert_i32x4_s(u00), f32x4.mul(dA, d0))), f32x4.mul(mA, s0));
+      a01 = f32x4.sub(f32x4.add(a01, f32x4.mul(f32x4.convert_i32x4_s(u01), f32x4.mul(dA, d1))), f32x4.mul(mA, s1));
+      a10 = f32x4.sub(f32x4.add(a10, f32x4.mul(f32x4.convert_i32x4_s(u10), f32x4.mul(dB, d0))), f32x4.mul(mB, s0));
+      a11 = f32x4.sub(f32x4.add(a11, f32x4.mul(f32x4.convert_i32x4_s(u11), f32x4.mul(dB, d1))), f32x4.mul(mB, s1));
+    } else {
+      const dA = v128.load(wA + pb - 16), dB = v128.load(wB + pb - 16);
+      a00 = f32x4.add(a00, f32x4.mul(f32x4.convert_i32x4_s(u00), f32x4.mul(dA, d0)));
+      a01 = f32x4.add(a01, f32x4.mul(f32x4.convert_i32x4_s(u01), f32x4.mul(dA, d1)));
+      a10 = f32x4.add(a10, f32x4.mul(f32x4.convert_i32x4_s(u10), f32x4.mul(dB, d0)));
+      a11 = f32x4.add(a11, f32x4.mul(f32x4.convert_i32x4_s(u11), f32x4.mul(dB, d1)));
+    }
   }
   storeLanes(out, os, a00, min(nt, 4));
   if (nt > 4) storeLanes(out + 4 * os, os, a01, nt - 4);

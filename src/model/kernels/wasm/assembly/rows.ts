@@ -140,11 +140,11 @@ export function scaleHalfX(y: usize, x: usize, n: i32): bool {
 }
 
 // @ts-ignore: decorator
-@inline function scaleK(q: usize, j: i32): u32 {
+@inline export function scaleK(q: usize, j: i32): u32 {
   return j < 4 ? <u32>load<u8>(q + j) & 63 : (<u32>load<u8>(q + j + 4) & 0xf) | ((<u32>load<u8>(q + j - 4) >> 6) << 4);
 }
 // @ts-ignore: decorator
-@inline function minK(q: usize, j: i32): u32 {
+@inline export function minK(q: usize, j: i32): u32 {
   return j < 4 ? <u32>load<u8>(q + j + 4) & 63 : (<u32>load<u8>(q + j + 4) >> 4) | ((<u32>load<u8>(q + j) >> 6) << 4);
 }
 
