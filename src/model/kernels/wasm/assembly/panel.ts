@@ -1,4 +1,4 @@
-// Prefill for Q8_0, Q4_0 and Q4_K weights with the tokens in the vector lanes.
+// Prefill for Q8_0, Q4_0, Q4_K and Q6_K weights with the tokens in the vector lanes.
 //
 // The one-row kernels (q8.ts) put 4 or 8 positions of one row in the lanes of every product, so
 // each block ends with a horizontal reduction before its scale can be applied. Here the quantized
@@ -9,34 +9,39 @@
 // into one lane per token: no horizontal step, no broadcast in the inner loop, and the
 // conversion and scaling of a block serve four tokens at once.
 //
-// Layouts per 32-value block (the "i8" form: Q4_0 and Q4_K in the relaxed build, i8 activations
-// and i16x8.relaxed_dot_i8x16_i7x16_s; the "i16" form: Q8_0 in both builds, Q4_0 and Q4_K in
-// SIMD128, i16 activations and i32x4.dot_i16x8_s):
-//  - quad (QUAD_I8 = 176 / QUAD_I16 = 304 bytes): 8 vectors of 4 i8 per token (positions
-//    4k..4k+3; i16 form: 16 vectors of 2 i16, positions 2k, 2k+1), then the four tokens' scales d
-//    (f32x4), their 8·Σq (i32x4; Q4_0's −8 offset folded in exactly) and d·Σq (f32x4; Q4_K's
-//    min term).
-//  - panel: the same vectors of one weight row (the unsigned 4-bit quants for Q4_0 and Q4_K), each
-//    repeated in all four lanes (128 / 256 bytes), then the row's scale in all lanes (Q4_0, Q8_0:
-//    d; Q4_K: d·scale of the 32-value sub-block, then dmin·min).
+// Layouts per 32-value block (the "i8" form: Q4_0, Q4_K and Q6_K in the relaxed build, i8
+// activations and i16x8.relaxed_dot_i8x16_i7x16_s; the "i16" form: Q8_0 in both builds, the
+// others in SIMD128, i16 activations and i32x4.dot_i16x8_s):
+//  - quad (QUAD_I8 = 208 / QUAD_I16 = 336 bytes): 8 vectors of 4 i8 per token (positions
+//    4k..4k+3; i16 form: 16 vectors of 2 i16, positions 2k, 2k+1), then per token (four lanes):
+//    the scale d (f32), 8·Σq (i32; Q4_0's −8 offset folded in exactly), d·Σq (f32; Q4_K's min
+//    term), 32·Σq over positions 0..15 and over 16..31 (i32; Q6_K's −32 offsets, per 16-value
+//    sub-block).
+//  - panel: the same vectors of one weight row (unsigned quants: 4-bit for Q4_0/Q4_K, 6-bit for
+//    Q6_K), each repeated in all four lanes (128 / 256 bytes), then the row's scales in all lanes
+//    (Q4_0, Q8_0: d; Q4_K: d·scale and dmin·min of the 32-value sub-block; Q6_K: d·scale of its two
+//    16-value sub-blocks).
 import { half, halfK } from './simd';
-import { Q4_0, Q4_K, Q8_0, minK, scaleK } from './rows';
+import { Q4_0, Q4_K, Q6_K, Q8_0, minK, scaleK } from './rows';
 
-const QUAD_I8: usize = 176, QUAD_I16: usize = 304;
+const QUAD_I8: usize = 208, QUAD_I16: usize = 336;
+/** Where the per-token values sit in a quad block, in bytes before its end (see above). */
+const Q_D: usize = 80, Q_S8: usize = 64, Q_DS: usize = 48, Q_LO32: usize = 32, Q_HI32: usize = 16;
 
 /** Tokens per tile: a panel is rebuilt per tile; the tile's quads (≤ 16·nIn·9 bytes) stay in L2. */
 const PTILE: i32 = 128;
 
-/** i16 lanes of 1 (widening pair sums by i32x4.dot_i16x8_s), bytes of 0x0f, bytes of 1. */
+/** i16 lanes of 1 (widening pair sums by i32x4.dot_i16x8_s), bytes of 0x0f, bytes of 1, bytes of 3. */
 const PC = memory.data<u16>([
   1, 1, 1, 1, 1, 1, 1, 1,
   0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f,
   0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101,
+  0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303,
 ], 16);
 
 /** Whether matmul of `type` runs prefill over quads (packQuads) here. */
 export function hasQuads(type: i32): bool {
-  return type == Q8_0 || type == Q4_0 || type == Q4_K;
+  return type == Q8_0 || type == Q4_0 || type == Q4_K || type == Q6_K;
 }
 
 /** Bytes of the quads of nTok tokens of n values for `type` (0: no quad kernel). */
@@ -59,12 +64,12 @@ export function quadScratchBytes(type: i32, n: i32): usize {
 /** Bytes of one 32-value block of a panel. */
 // @ts-ignore: decorator
 @inline function panelBlock(type: i32): usize {
-  return (i8Form(type) ? 128 : 256) + (type == Q4_K ? 32 : 16);
+  return (i8Form(type) ? 128 : 256) + (type == Q4_K || type == Q6_K ? 32 : 16);
 }
 
 // @ts-ignore: decorator
 @inline function i8Form(type: i32): bool {
-  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q4_K);
+  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q4_K || type == Q6_K);
 }
 
 /**
@@ -89,19 +94,25 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
         const a3 = nt > 3 ? v128.load(src + 3 * qb + h) : z;
         transposeStore(d + (h << 2), a0, a1, a2, a3);
       }
-      // Σq per token from the interleaved vectors (exact integers)
-      let s = z;
+      // Σq per token over positions 0..15 and 16..31, from the interleaved vectors (exact integers)
+      let lo = z, hi = z;
       if (ASC_FEATURE_RELAXED_SIMD && i8) {
-        let u = z;
-        for (let k: usize = 0; k < 8; k++) u = i16x8.add(u, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(d + (k << 4)), bytes1));
-        s = i32x4.dot_i16x8_s(u, ones);
+        let u = z, v = z;
+        for (let k: usize = 0; k < 4; k++) u = i16x8.add(u, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(d + (k << 4)), bytes1));
+        for (let k: usize = 4; k < 8; k++) v = i16x8.add(v, i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(d + (k << 4)), bytes1));
+        lo = i32x4.dot_i16x8_s(u, ones);
+        hi = i32x4.dot_i16x8_s(v, ones);
       } else {
-        for (let k: usize = 0; k < 16; k++) s = i32x4.add(s, i32x4.dot_i16x8_s(v128.load(d + (k << 4)), ones));
+        for (let k: usize = 0; k < 8; k++) lo = i32x4.add(lo, i32x4.dot_i16x8_s(v128.load(d + (k << 4)), ones));
+        for (let k: usize = 8; k < 16; k++) hi = i32x4.add(hi, i32x4.dot_i16x8_s(v128.load(d + (k << 4)), ones));
       }
+      const s = i32x4.add(lo, hi);
       const xs = xd + t0 * dd + (<usize>b << 3);
-      v128.store(d + qs - 48, f32x4(load<f32>(xs), nt > 1 ? load<f32>(xs + dd) : 0, nt > 2 ? load<f32>(xs + 2 * dd) : 0, nt > 3 ? load<f32>(xs + 3 * dd) : 0));
-      v128.store(d + qs - 32, i32x4.shl(s, 3));
-      v128.store(d + qs - 16, f32x4(load<f32>(xs, 4), nt > 1 ? load<f32>(xs + dd, 4) : 0, nt > 2 ? load<f32>(xs + 2 * dd, 4) : 0, nt > 3 ? load<f32>(xs + 3 * dd, 4) : 0));
+      v128.store(d + qs - Q_D, f32x4(load<f32>(xs), nt > 1 ? load<f32>(xs + dd) : 0, nt > 2 ? load<f32>(xs + 2 * dd) : 0, nt > 3 ? load<f32>(xs + 3 * dd) : 0));
+      v128.store(d + qs - Q_S8, i32x4.shl(s, 3));
+      v128.store(d + qs - Q_DS, f32x4(load<f32>(xs, 4), nt > 1 ? load<f32>(xs + dd, 4) : 0, nt > 2 ? load<f32>(xs + 2 * dd, 4) : 0, nt > 3 ? load<f32>(xs + 3 * dd, 4) : 0));
+      v128.store(d + qs - Q_LO32, i32x4.shl(lo, 5));
+      v128.store(d + qs - Q_HI32, i32x4.shl(hi, 5));
     }
   }
 }
@@ -146,7 +157,18 @@ function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32): void {
       continue;
     }
     let lo: v128, hi: v128;
-    if (type == Q4_K) {
+    if (type == Q6_K) {
+      // block i of super-block b/8 (ggml dequantize_row_q6_K): half h = i/4, group g = i%4; value l
+      // = low or high nibble (g/2) of ql[64h + 32(g%2) + l] | bits 2g, 2g+1 of qh[32h + l] << 4
+      const q = p + <usize>(b >> 3) * bs, i = b & 7, h = <usize>(i >> 2), g = i & 3;
+      const ql = q + (h << 6) + (<usize>(g & 1) << 5), qh = q + 128 + (h << 5), sc = q + 192 + (h << 3) + <usize>(g << 1);
+      const sl = (g >> 1) << 2, sh = g << 1, m3 = v128.load(PC, 48);
+      lo = v128.or(v128.and(i16x8.shr_u(v128.load(ql), sl), m4), i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh), sh), m3), 4));
+      hi = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 16), sl), m4), i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh, 16), sh), m3), 4));
+      const dq = halfK(load<u16>(q, 208));
+      v128.store(d + pb - 32, f32x4.splat(dq * <f32>load<i8>(sc)));
+      v128.store(d + pb - 16, f32x4.splat(dq * <f32>load<i8>(sc, 1)));
+    } else if (type == Q4_K) {
       // sub-block j of super-block b/8: low (j even) or high (j odd) nibbles of 32 bytes
       const q = p + <usize>(b >> 3) * bs, j = b & 7;
       const qs = q + 16 + (<usize>(j >> 1) << 5);
@@ -179,12 +201,13 @@ function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32): void {
 export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
   if (type == Q8_0) quadRowsOf(Q8_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
   else if (type == Q4_0) quadRowsOf(Q4_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
-  else quadRowsOf(Q4_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+  else if (type == Q4_K) quadRowsOf(Q4_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+  else quadRowsOf(Q6_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
 }
 
 // @ts-ignore: decorator
 @inline function quadRowsOf(type: i32, out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
-  const nb = n >> 5, plain: usize = type == Q8_0 ? 34 : type == Q4_K ? 144 : 18;
+  const nb = n >> 5, plain: usize = type == Q8_0 ? 34 : type == Q4_K ? 144 : type == Q6_K ? 210 : 18;
   const qs = <usize>nb * (i8Form(type) ? QUAD_I8 : QUAD_I16), os = <usize>nOut << 2;
   const second = scratch + panelBytes(type, n);
   for (let t0 = 0; t0 < nTok; t0 += PTILE) {
@@ -231,6 +254,96 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
   for (let b = 0; b < nb; b++) {
     const wA = wA0 + <usize>b * pb, wB = wB0 + <usize>b * pb, p0 = x0 + <usize>b * qs, p1 = x1 + <usize>b * qs;
     let wa: v128, wb: v128, xa: v128, xb: v128, u00: v128, u01: v128, u10: v128, u11: v128;
+    let v00: v128, v01: v128, v10: v128, v11: v128;
+    if (type == Q6_K) {
+      // two 16-value sub-blocks per block, each with its own scale; 6-bit quants in 0..63
+      const ones = v128.load(PC);
+      // positions 0..15
+      if (ASC_FEATURE_RELAXED_SIMD && i8) {
+        wa = v128.load(wA, 0); wb = v128.load(wB, 0); xa = v128.load(p0, 0); xb = v128.load(p1, 0);
+        v00 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa); v01 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa); v10 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb); v11 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb);
+        wa = v128.load(wA, 16); wb = v128.load(wB, 16); xa = v128.load(p0, 16); xb = v128.load(p1, 16);
+        v00 = i16x8.add(v00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); v01 = i16x8.add(v01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); v10 = i16x8.add(v10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); v11 = i16x8.add(v11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+        fence4(out, v00, v01, v10, v11);
+        u00 = i32x4.dot_i16x8_s(v00, ones); u01 = i32x4.dot_i16x8_s(v01, ones); u10 = i32x4.dot_i16x8_s(v10, ones); u11 = i32x4.dot_i16x8_s(v11, ones);
+        wa = v128.load(wA, 32); wb = v128.load(wB, 32); xa = v128.load(p0, 32); xb = v128.load(p1, 32);
+        v00 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa); v01 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa); v10 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb); v11 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb);
+        wa = v128.load(wA, 48); wb = v128.load(wB, 48); xa = v128.load(p0, 48); xb = v128.load(p1, 48);
+        v00 = i16x8.add(v00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); v01 = i16x8.add(v01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); v10 = i16x8.add(v10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); v11 = i16x8.add(v11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+        fence4(out, v00, v01, v10, v11);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(v00, ones)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(v01, ones)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(v10, ones)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(v11, ones));
+      } else {
+        wa = v128.load(wA, 0); wb = v128.load(wB, 0); xa = v128.load(p0, 0); xb = v128.load(p1, 0);
+        u00 = i32x4.dot_i16x8_s(xa, wa); u01 = i32x4.dot_i16x8_s(xb, wa); u10 = i32x4.dot_i16x8_s(xa, wb); u11 = i32x4.dot_i16x8_s(xb, wb);
+        wa = v128.load(wA, 16); wb = v128.load(wB, 16); xa = v128.load(p0, 16); xb = v128.load(p1, 16);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        fence4(out, u00, u01, u10, u11);
+        wa = v128.load(wA, 32); wb = v128.load(wB, 32); xa = v128.load(p0, 32); xb = v128.load(p1, 32);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        wa = v128.load(wA, 48); wb = v128.load(wB, 48); xa = v128.load(p0, 48); xb = v128.load(p1, 48);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        fence4(out, u00, u01, u10, u11);
+        wa = v128.load(wA, 64); wb = v128.load(wB, 64); xa = v128.load(p0, 64); xb = v128.load(p1, 64);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        wa = v128.load(wA, 80); wb = v128.load(wB, 80); xa = v128.load(p0, 80); xb = v128.load(p1, 80);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        fence4(out, u00, u01, u10, u11);
+        wa = v128.load(wA, 96); wb = v128.load(wB, 96); xa = v128.load(p0, 96); xb = v128.load(p1, 96);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        wa = v128.load(wA, 112); wb = v128.load(wB, 112); xa = v128.load(p0, 112); xb = v128.load(p1, 112);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      }
+      const m0 = v128.load(p0 + qs - Q_LO32), m1 = v128.load(p1 + qs - Q_LO32);
+      const sA = v128.load(wA + pb - 32), sB = v128.load(wB + pb - 32);
+      const d0 = v128.load(p0 + qs - Q_D), d1 = v128.load(p1 + qs - Q_D);
+      a00 = f32x4.add(a00, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(u00, m0)), f32x4.mul(sA, d0)));
+      a01 = f32x4.add(a01, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(u01, m1)), f32x4.mul(sA, d1)));
+      a10 = f32x4.add(a10, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(u10, m0)), f32x4.mul(sB, d0)));
+      a11 = f32x4.add(a11, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(u11, m1)), f32x4.mul(sB, d1)));
+      fence4(out, a00, a01, a10, a11);
+      // positions 16..31
+      if (ASC_FEATURE_RELAXED_SIMD && i8) {
+        wa = v128.load(wA, 64); wb = v128.load(wB, 64); xa = v128.load(p0, 64); xb = v128.load(p1, 64);
+        v00 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa); v01 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa); v10 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb); v11 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb);
+        wa = v128.load(wA, 80); wb = v128.load(wB, 80); xa = v128.load(p0, 80); xb = v128.load(p1, 80);
+        v00 = i16x8.add(v00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); v01 = i16x8.add(v01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); v10 = i16x8.add(v10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); v11 = i16x8.add(v11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+        fence4(out, v00, v01, v10, v11);
+        u00 = i32x4.dot_i16x8_s(v00, ones); u01 = i32x4.dot_i16x8_s(v01, ones); u10 = i32x4.dot_i16x8_s(v10, ones); u11 = i32x4.dot_i16x8_s(v11, ones);
+        wa = v128.load(wA, 96); wb = v128.load(wB, 96); xa = v128.load(p0, 96); xb = v128.load(p1, 96);
+        v00 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa); v01 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa); v10 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb); v11 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb);
+        wa = v128.load(wA, 112); wb = v128.load(wB, 112); xa = v128.load(p0, 112); xb = v128.load(p1, 112);
+        v00 = i16x8.add(v00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); v01 = i16x8.add(v01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); v10 = i16x8.add(v10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); v11 = i16x8.add(v11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+        fence4(out, v00, v01, v10, v11);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(v00, ones)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(v01, ones)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(v10, ones)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(v11, ones));
+      } else {
+        wa = v128.load(wA, 128); wb = v128.load(wB, 128); xa = v128.load(p0, 128); xb = v128.load(p1, 128);
+        u00 = i32x4.dot_i16x8_s(xa, wa); u01 = i32x4.dot_i16x8_s(xb, wa); u10 = i32x4.dot_i16x8_s(xa, wb); u11 = i32x4.dot_i16x8_s(xb, wb);
+        wa = v128.load(wA, 144); wb = v128.load(wB, 144); xa = v128.load(p0, 144); xb = v128.load(p1, 144);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        fence4(out, u00, u01, u10, u11);
+        wa = v128.load(wA, 160); wb = v128.load(wB, 160); xa = v128.load(p0, 160); xb = v128.load(p1, 160);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        wa = v128.load(wA, 176); wb = v128.load(wB, 176); xa = v128.load(p0, 176); xb = v128.load(p1, 176);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        fence4(out, u00, u01, u10, u11);
+        wa = v128.load(wA, 192); wb = v128.load(wB, 192); xa = v128.load(p0, 192); xb = v128.load(p1, 192);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        wa = v128.load(wA, 208); wb = v128.load(wB, 208); xa = v128.load(p0, 208); xb = v128.load(p1, 208);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        fence4(out, u00, u01, u10, u11);
+        wa = v128.load(wA, 224); wb = v128.load(wB, 224); xa = v128.load(p0, 224); xb = v128.load(p1, 224);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+        wa = v128.load(wA, 240); wb = v128.load(wB, 240); xa = v128.load(p0, 240); xb = v128.load(p1, 240);
+        u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
+      }
+      const n0 = v128.load(p0 + qs - Q_HI32), n1 = v128.load(p1 + qs - Q_HI32);
+      const tA = v128.load(wA + pb - 16), tB = v128.load(wB + pb - 16);
+            a00 = f32x4.add(a00, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(u00, n0)), f32x4.mul(tA, d0)));
+      a01 = f32x4.add(a01, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(u01, n1)), f32x4.mul(tA, d1)));
+      a10 = f32x4.add(a10, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(u10, n0)), f32x4.mul(tB, d0)));
+      a11 = f32x4.add(a11, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(u11, n1)), f32x4.mul(tB, d1)));
+      continue;
+    }
     if (ASC_FEATURE_RELAXED_SIMD && i8) {
       wa = v128.load(wA, 0); wb = v128.load(wB, 0); xa = v128.load(p0, 0); xb = v128.load(p1, 0);
       u00 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa); u01 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa); u10 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb); u11 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb);
@@ -297,14 +410,14 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
       u00 = i32x4.add(u00, i32x4.dot_i16x8_s(xa, wa)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(xb, wa)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(xa, wb)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(xb, wb));
     }
     if (type == Q4_0) {
-      const m0 = v128.load(p0 + qs - 32), m1 = v128.load(p1 + qs - 32);
+      const m0 = v128.load(p0 + qs - Q_S8), m1 = v128.load(p1 + qs - Q_S8);
       u00 = i32x4.sub(u00, m0); u01 = i32x4.sub(u01, m1); u10 = i32x4.sub(u10, m0); u11 = i32x4.sub(u11, m1);
     }
-    const d0 = v128.load(p0 + qs - 48), d1 = v128.load(p1 + qs - 48);
+    const d0 = v128.load(p0 + qs - Q_D), d1 = v128.load(p1 + qs - Q_D);
     if (type == Q4_K) {
       // d·sc·Σq·x − dmin·m·(d_x·Σq_x) per sub-block
       const dA = v128.load(wA + pb - 32), dB = v128.load(wB + pb - 32), mA = v128.load(wA + pb - 16), mB = v128.load(wB + pb - 16);
-      const s0 = v128.load(p0 + qs - 16), s1 = v128.load(p1 + qs - 16);
+      const s0 = v128.load(p0 + qs - Q_DS), s1 = v128.load(p1 + qs - Q_DS);
       a00 = f32x4.sub(f32x4.add(a00, f32x4.mul(f32x4.convert_i32x4_s(u00), f32x4.mul(dA, d0))), f32x4.mul(mA, s0));
       a01 = f32x4.sub(f32x4.add(a01, f32x4.mul(f32x4.convert_i32x4_s(u01), f32x4.mul(dA, d1))), f32x4.mul(mA, s1));
       a10 = f32x4.sub(f32x4.add(a10, f32x4.mul(f32x4.convert_i32x4_s(u10), f32x4.mul(dB, d0))), f32x4.mul(mB, s0));
