@@ -141,10 +141,10 @@ for (const type of [GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) test(`${typeNa
   }
 });
 
-test('Q8_0/Q4_0/Q4_K/Q6_K prefill over quads (tokens in the vector lanes, 8+ tokens): partial quads, odd row counts, the 128-token tile edge, 1 and 2 threads bit-identical, interleaved rows the same bits', () => {
+test('Q8_0/Q4_0/Q4_K/Q5_K/Q6_K prefill over quads (tokens in the vector lanes, 8+ tokens): partial quads, odd row counts, the 128-token tile edge, 1 and 2 threads bit-identical, interleaved rows the same bits', () => {
   const rng = createRng(2468);
-  for (const type of [GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q6_K]) {
-    const shapes = type === GGMLType.Q4_K || type === GGMLType.Q6_K
+  for (const type of [GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) {
+    const shapes = type === GGMLType.Q4_K || type === GGMLType.Q5_K || type === GGMLType.Q6_K
       ? [[256, 5, 8], [512, 9, 11], [256, 3, 131]] as const
       // 8192: each thread's two panels (2 × 69.6 KB for Q8_0) outgrow the 64 KB minimum scratch
       : [[64, 5, 8], [96, 9, 11], [32, 3, 13], [160, 8, 131], [8192, 8, 9]] as const;

@@ -1,4 +1,4 @@
-// Prefill for Q8_0, Q4_0, Q4_K and Q6_K weights with the tokens in the vector lanes.
+// Prefill for Q8_0, Q4_0, Q4_K, Q5_K and Q6_K weights with the tokens in the vector lanes.
 //
 // The one-row kernels (q8.ts) put 4 or 8 positions of one row in the lanes of every product, so
 // each block ends with a horizontal reduction before its scale can be applied. Here the quantized
@@ -9,7 +9,7 @@
 // into one lane per token: no horizontal step, no broadcast in the inner loop, and the
 // conversion and scaling of a block serve four tokens at once.
 //
-// Layouts per 32-value block (the "i8" form: Q4_0, Q4_K and Q6_K in the relaxed build, i8
+// Layouts per 32-value block (the "i8" form: Q4_0 and the K-quants in the relaxed build, i8
 // activations and i16x8.relaxed_dot_i8x16_i7x16_s; the "i16" form: Q8_0 in both builds, the
 // others in SIMD128, i16 activations and i32x4.dot_i16x8_s):
 //  - quad (QUAD_I8 = 208 / QUAD_I16 = 336 bytes): 8 vectors of 4 i8 per token (positions
@@ -17,12 +17,12 @@
 //    the scale d (f32), 8·Σq (i32; Q4_0's −8 offset folded in exactly), d·Σq (f32; Q4_K's min
 //    term), 32·Σq over positions 0..15 and over 16..31 (i32; Q6_K's −32 offsets, per 16-value
 //    sub-block).
-//  - panel: the same vectors of one weight row (unsigned quants: 4-bit for Q4_0/Q4_K, 6-bit for
-//    Q6_K), each repeated in all four lanes (128 / 256 bytes), then the row's scales in all lanes
-//    (Q4_0, Q8_0: d; Q4_K: d·scale and dmin·min of the 32-value sub-block; Q6_K: d·scale of its two
-//    16-value sub-blocks).
+//  - panel: the same vectors of one weight row (unsigned quants: 4-bit for Q4_0/Q4_K, 5-bit for
+//    Q5_K, 6-bit for Q6_K), each repeated in all four lanes (128 / 256 bytes), then the row's
+//    scales in all lanes (Q4_0, Q8_0: d; Q4_K/Q5_K: d·scale and dmin·min of the 32-value
+//    sub-block; Q6_K: d·scale of its two 16-value sub-blocks).
 import { half, halfK } from './simd';
-import { Q4_0, Q4_K, Q6_K, Q8_0, minK, scaleK } from './rows';
+import { Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, minK, scaleK } from './rows';
 
 const QUAD_I8: usize = 208, QUAD_I16: usize = 336;
 /** Where the per-token values sit in a quad block, in bytes before its end (see above). */
@@ -41,7 +41,7 @@ const PC = memory.data<u16>([
 
 /** Whether matmul of `type` runs prefill over quads (packQuads) here. */
 export function hasQuads(type: i32): bool {
-  return type == Q8_0 || type == Q4_0 || type == Q4_K || type == Q6_K;
+  return type == Q8_0 || type == Q4_0 || type == Q4_K || type == Q5_K || type == Q6_K;
 }
 
 /** Bytes of the quads of nTok tokens of n values for `type` (0: no quad kernel). */
@@ -64,12 +64,12 @@ export function quadScratchBytes(type: i32, n: i32): usize {
 /** Bytes of one 32-value block of a panel. */
 // @ts-ignore: decorator
 @inline function panelBlock(type: i32): usize {
-  return (i8Form(type) ? 128 : 256) + (type == Q4_K || type == Q6_K ? 32 : 16);
+  return (i8Form(type) ? 128 : 256) + (type == Q4_K || type == Q5_K || type == Q6_K ? 32 : 16);
 }
 
 // @ts-ignore: decorator
 @inline function i8Form(type: i32): bool {
-  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q4_K || type == Q6_K);
+  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q4_K || type == Q5_K || type == Q6_K);
 }
 
 /**
@@ -168,13 +168,19 @@ function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32): void {
       const dq = halfK(load<u16>(q, 208));
       v128.store(d + pb - 32, f32x4.splat(dq * <f32>load<i8>(sc)));
       v128.store(d + pb - 16, f32x4.splat(dq * <f32>load<i8>(sc, 1)));
-    } else if (type == Q4_K) {
-      // sub-block j of super-block b/8: low (j even) or high (j odd) nibbles of 32 bytes
+    } else if (type == Q4_K || type == Q5_K) {
+      // sub-block j of super-block b/8: low (j even) or high (j odd) nibbles of 32 bytes; Q5_K's
+      // fifth bit of value i is bit j of qh[i]
       const q = p + <usize>(b >> 3) * bs, j = b & 7;
-      const qs = q + 16 + (<usize>(j >> 1) << 5);
+      const qs = q + (type == Q5_K ? 48 : 16) + (<usize>(j >> 1) << 5);
       const sh = (j & 1) << 2;
       lo = v128.and(i16x8.shr_u(v128.load(qs), sh), m4);
       hi = v128.and(i16x8.shr_u(v128.load(qs, 16), sh), m4);
+      if (type == Q5_K) {
+        const b1 = v128.load(PC, 32);
+        lo = v128.or(lo, i16x8.shl(v128.and(i16x8.shr_u(v128.load(q, 16), j), b1), 4));
+        hi = v128.or(hi, i16x8.shl(v128.and(i16x8.shr_u(v128.load(q, 32), j), b1), 4));
+      }
       v128.store(d + pb - 32, f32x4.splat(halfK(load<u16>(q)) * <f32>scaleK(q + 4, j)));
       v128.store(d + pb - 16, f32x4.splat(halfK(load<u16>(q, 2)) * <f32>minK(q + 4, j)));
     } else {
@@ -202,12 +208,13 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
   if (type == Q8_0) quadRowsOf(Q8_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
   else if (type == Q4_0) quadRowsOf(Q4_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
   else if (type == Q4_K) quadRowsOf(Q4_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+  else if (type == Q5_K) quadRowsOf(Q5_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
   else quadRowsOf(Q6_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
 }
 
 // @ts-ignore: decorator
 @inline function quadRowsOf(type: i32, out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
-  const nb = n >> 5, plain: usize = type == Q8_0 ? 34 : type == Q4_K ? 144 : type == Q6_K ? 210 : 18;
+  const nb = n >> 5, plain: usize = type == Q8_0 ? 34 : type == Q4_K ? 144 : type == Q5_K ? 176 : type == Q6_K ? 210 : 18;
   const qs = <usize>nb * (i8Form(type) ? QUAD_I8 : QUAD_I16), os = <usize>nOut << 2;
   const second = scratch + panelBytes(type, n);
   for (let t0 = 0; t0 < nTok; t0 += PTILE) {
@@ -344,7 +351,32 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
       a11 = f32x4.add(a11, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(u11, n1)), f32x4.mul(tB, d1)));
       continue;
     }
-    if (ASC_FEATURE_RELAXED_SIMD && i8) {
+    if (ASC_FEATURE_RELAXED_SIMD && i8 && type == Q5_K) {
+      // 5-bit quants: i16 lanes hold four steps (≤ 4·2·31·127 = 31496), so widen twice per block
+      const ones = v128.load(PC);
+      wa = v128.load(wA, 0); wb = v128.load(wB, 0); xa = v128.load(p0, 0); xb = v128.load(p1, 0);
+      v00 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa); v01 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa); v10 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb); v11 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb);
+      wa = v128.load(wA, 16); wb = v128.load(wB, 16); xa = v128.load(p0, 16); xb = v128.load(p1, 16);
+      v00 = i16x8.add(v00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); v01 = i16x8.add(v01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); v10 = i16x8.add(v10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); v11 = i16x8.add(v11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      fence4(out, v00, v01, v10, v11);
+      wa = v128.load(wA, 32); wb = v128.load(wB, 32); xa = v128.load(p0, 32); xb = v128.load(p1, 32);
+      v00 = i16x8.add(v00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); v01 = i16x8.add(v01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); v10 = i16x8.add(v10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); v11 = i16x8.add(v11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      wa = v128.load(wA, 48); wb = v128.load(wB, 48); xa = v128.load(p0, 48); xb = v128.load(p1, 48);
+      v00 = i16x8.add(v00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); v01 = i16x8.add(v01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); v10 = i16x8.add(v10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); v11 = i16x8.add(v11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      fence4(out, v00, v01, v10, v11);
+      u00 = i32x4.dot_i16x8_s(v00, ones); u01 = i32x4.dot_i16x8_s(v01, ones); u10 = i32x4.dot_i16x8_s(v10, ones); u11 = i32x4.dot_i16x8_s(v11, ones);
+      wa = v128.load(wA, 64); wb = v128.load(wB, 64); xa = v128.load(p0, 64); xb = v128.load(p1, 64);
+      v00 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa); v01 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa); v10 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb); v11 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb);
+      wa = v128.load(wA, 80); wb = v128.load(wB, 80); xa = v128.load(p0, 80); xb = v128.load(p1, 80);
+      v00 = i16x8.add(v00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); v01 = i16x8.add(v01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); v10 = i16x8.add(v10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); v11 = i16x8.add(v11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      fence4(out, v00, v01, v10, v11);
+      wa = v128.load(wA, 96); wb = v128.load(wB, 96); xa = v128.load(p0, 96); xb = v128.load(p1, 96);
+      v00 = i16x8.add(v00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); v01 = i16x8.add(v01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); v10 = i16x8.add(v10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); v11 = i16x8.add(v11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      wa = v128.load(wA, 112); wb = v128.load(wB, 112); xa = v128.load(p0, 112); xb = v128.load(p1, 112);
+      v00 = i16x8.add(v00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); v01 = i16x8.add(v01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); v10 = i16x8.add(v10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); v11 = i16x8.add(v11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
+      fence4(out, v00, v01, v10, v11);
+      u00 = i32x4.add(u00, i32x4.dot_i16x8_s(v00, ones)); u01 = i32x4.add(u01, i32x4.dot_i16x8_s(v01, ones)); u10 = i32x4.add(u10, i32x4.dot_i16x8_s(v10, ones)); u11 = i32x4.add(u11, i32x4.dot_i16x8_s(v11, ones));
+    } else if (ASC_FEATURE_RELAXED_SIMD && i8) {
       wa = v128.load(wA, 0); wb = v128.load(wB, 0); xa = v128.load(p0, 0); xb = v128.load(p1, 0);
       u00 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa); u01 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa); u10 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb); u11 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb);
       fence4(out, u00, u01, u10, u11);
@@ -414,7 +446,7 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
       u00 = i32x4.sub(u00, m0); u01 = i32x4.sub(u01, m1); u10 = i32x4.sub(u10, m0); u11 = i32x4.sub(u11, m1);
     }
     const d0 = v128.load(p0 + qs - Q_D), d1 = v128.load(p1 + qs - Q_D);
-    if (type == Q4_K) {
+    if (type == Q4_K || type == Q5_K) {
       // d·sc·Σq·x − dmin·m·(d_x·Σq_x) per sub-block
       const dA = v128.load(wA + pb - 32), dB = v128.load(wB + pb - 32), mA = v128.load(wA + pb - 16), mB = v128.load(wB + pb - 16);
       const s0 = v128.load(p0 + qs - Q_DS), s1 = v128.load(p1 + qs - Q_DS);
