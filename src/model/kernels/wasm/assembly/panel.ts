@@ -28,8 +28,12 @@ const QUAD_I8: usize = 208, QUAD_I16: usize = 336;
 /** Where the per-token values sit in a quad block, in bytes before its end (see above). */
 const Q_D: usize = 80, Q_S8: usize = 64, Q_DS: usize = 48, Q_LO32: usize = 32, Q_HI32: usize = 16;
 
-/** Tokens per tile: a panel is rebuilt per tile; the tile's quads (≤ 16·nIn·9 bytes) stay in L2. */
-const PTILE: i32 = 128;
+/**
+ * Most tokens per tile (panels are rebuilt per tile), and the bytes of quads a tile may hold so
+ * that they stay in L2 while every row of the matrix reads them: 128 tokens of 2048-value rows
+ * take 0.4 MB (i8) or 0.7 MB (i16); longer rows get fewer tokens per tile (a multiple of 8).
+ */
+const PTILE: i32 = 128, TILE_BYTES: usize = 1 << 20;
 
 /** i16 lanes of 1 (widening pair sums by i32x4.dot_i16x8_s), bytes of 0x0f, bytes of 1, bytes of 3. */
 const PC = memory.data<u16>([
@@ -200,7 +204,7 @@ function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32): void {
 }
 
 /**
- * Prefill of rows [r0, r1) over quads (packQuads at xt, nTok tokens): per tile of PTILE tokens,
+ * Prefill of rows [r0, r1) over quads (packQuads at xt, nTok tokens): per tile of tokens,
  * each row's panel is built in `scratch` and run against the tile's quads. Row r's blocks start
  * at rowAt(r), bs(r) bytes apart (see index.ts rowIn / blockStride). out: nTok × nOut f32.
  */
@@ -217,8 +221,10 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
   const nb = n >> 5, plain: usize = type == Q8_0 ? 34 : type == Q4_K ? 144 : type == Q5_K ? 176 : type == Q6_K ? 210 : 18;
   const qs = <usize>nb * (i8Form(type) ? QUAD_I8 : QUAD_I16), os = <usize>nOut << 2;
   const second = scratch + panelBytes(type, n);
-  for (let t0 = 0; t0 < nTok; t0 += PTILE) {
-    const t1 = min(nTok, t0 + PTILE);
+  // qs: bytes of one quad (four tokens)
+  const tile = max(8, min(PTILE, <i32>((TILE_BYTES / qs) << 2) & ~7));
+  for (let t0 = 0; t0 < nTok; t0 += tile) {
+    const t1 = min(nTok, t0 + tile);
     for (let r = r0; r < r1; r += 2) {
       // two rows (the last one twice when r1 − r0 is odd) × two quads per pass
       const two = r + 1 < r1;
