@@ -63,7 +63,10 @@ export class TransformerModel implements Model {
     this.mm = sel.matmul;
     this.wasm = sel.wasm ?? null;
     this.threads = this.wasm ? this.wasm.threads : 1;
-    if (this.wasm) interleaveMatmulWeights(this.wasm, spec);
+    if (this.wasm) {
+      interleaveMatmulWeights(this.wasm, spec);
+      normWeightsToHeap(this.wasm, spec);
+    }
     this.config = spec.config;
     this.weightBytes = weightBytes;
     const c = spec.config;
@@ -259,7 +262,7 @@ export class TransformerModel implements Model {
   private layerNorm(dst: Float32Array, src: Float32Array, nw: NormWeights, n: number, rows: number): void {
     const be = this.wasm;
     if (!be || this.spec.normKind !== 'rms' || nw.heads || (nw.w && !be.heap.owns(nw.w))) { this.normRows(dst, src, nw, n, rows); return; }
-    for (let r = 0; r < rows; r++) be.rmsnorm(dst, r * n, src, r * n, nw.w, n, this.spec.normEps);
+    be.rmsnormRows(dst, src, nw.w, n, rows, this.spec.normEps);
   }
 
   /** Normalise `rows` rows of n values from src into dst (may alias). */
@@ -287,6 +290,21 @@ export class TransformerModel implements Model {
     };
     return this.scratch;
   }
+}
+
+/**
+ * Copy the model-width RMSNorm scales into the backend's memory (they are small f32 arrays the
+ * loader converted out of the file), so that layerNorm runs in wasm instead of falling back to JS.
+ */
+function normWeightsToHeap(be: WasmBackend, spec: TransformerSpec): void {
+  const move = (nw: NormWeights | null) => {
+    if (!nw?.w || be.heap.owns(nw.w)) return;
+    const copy = be.heap.f32(nw.w.length);
+    copy.set(nw.w);
+    nw.w = copy;
+  };
+  move(spec.outputNorm);
+  for (const l of spec.layers) { move(l.attnNorm); move(l.ffnNorm); }
 }
 
 /** buf[t][i] += b[i] for every row (no-op without a bias). */

@@ -216,6 +216,15 @@ export class WasmBackend {
     this.finish(out, op, n, oOff);
   }
 
+  /** RMSNorm of `rows` rows of n values: out[r·n..] = RMSNorm(x[r·n..]; w) (w null: no scale). In-place safe. */
+  rmsnormRows(out: Float32Array, x: Float32Array, w: Float32Array | null, n: number, rows: number, eps: number): void {
+    const xp = this.input(x, 'x', n * rows);
+    const wp = w ? this.input(w, 'w', n) : 0;
+    const op = this.output(out, 'out', n * rows);
+    this.kernels.rmsnormRows(op, xp, wp, n, rows, eps);
+    this.finish(out, op, n * rows);
+  }
+
   /** In-place softmax of x[off..off+n). */
   softmax(x: Float32Array, off: number, n: number): void {
     const p = this.input(x, 'x', n, off);

@@ -57,6 +57,7 @@ export interface KernelExports {
   dotRow(type: number, w: number, x: number, xs: number, n: number): number;
   dequantRow(type: number, w: number, y: number, n: number): void;
   rmsnorm(out: number, x: number, w: number, n: number, eps: number): void;
+  rmsnormRows(out: number, x: number, w: number, n: number, rows: number, eps: number): void;
   softmax(x: number, n: number): void;
   swiglu(out: number, gate: number, up: number, n: number): void;
   add(out: number, a: number, b: number, n: number): void;

@@ -25,6 +25,12 @@ export function rmsnorm(out: usize, x: usize, w: usize, n: i32, eps: f32): void 
   }
 }
 
+/** rmsnorm over `rows` consecutive rows of n f32 (out and x advance n values per row; w shared). */
+export function rmsnormRows(out: usize, x: usize, w: usize, n: i32, rows: i32, eps: f32): void {
+  const rb = <usize>n << 2;
+  for (let r = 0; r < rows; r++) rmsnorm(out + <usize>r * rb, x + <usize>r * rb, w, n, eps);
+}
+
 /** In-place softmax of n f32 at x (max-subtracted; vector exp, see simd.ts exp4). */
 export function softmax(x: usize, n: i32): void {
   const sum = expSum(x, n);
