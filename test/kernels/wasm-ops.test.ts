@@ -157,3 +157,23 @@ test('add: residual sum, aliasing the output with an input, odd n', () => {
     close(a, want, 0, 'add in place');
   }
 });
+
+test('rmsnormRows equals rmsnorm row by row; swiglu split across two threads equals one thread bit for bit (awkward n)', () => {
+  const rng = createRng(77);
+  for (const [n, rows] of [[7, 3], [768, 5], [33, 1]] as const) {
+    const x = randF32(rng, n * rows, 3), w = randF32(rng, n);
+    for (const ww of [w, null]) {
+      const a = new Float32Array(n * rows), b = new Float32Array(n * rows);
+      one.rmsnormRows(a, x, ww, n, rows, 1e-6);
+      for (let r = 0; r < rows; r++) one.rmsnorm(b, r * n, x, r * n, ww, n, 1e-6);
+      assert.deepEqual(a, b, `n=${n} rows=${rows} weight=${ww !== null}`);
+    }
+  }
+  for (const n of [17, 4099, 100003]) {
+    const g = randF32(rng, n, 12), u = randF32(rng, n);
+    const a = new Float32Array(n), b = new Float32Array(n);
+    one.swiglu(a, g, u, n);
+    two.swiglu(b, g, u, n);
+    assert.deepEqual(b, a, `swiglu n=${n}: 2 threads differ from 1`);
+  }
+});

@@ -73,6 +73,22 @@ export class ThreadPool {
     });
   }
 
+  /** swiglu (see the wasm kernel) over n values, cut into chunks of whole vectors: the same bits as one call. */
+  swiglu(out: number, gate: number, up: number, n: number): void {
+    this.dispatch(OP.SWIGLU, [out, gate, up, n], n, 16, (i0, i1) => {
+      this.k.swiglu(out + 4 * i0, gate + 4 * i0, up + 4 * i0, i1 - i0);
+    });
+  }
+
+  /** quantizeBlocks (i8: quantizeBlocksI8) of nBlocks 32-value blocks, cut into chunks of blocks. */
+  quantize(xq: number, xd: number, x: number, nBlocks: number, i8: boolean): void {
+    const qb = i8 ? 32 : 64;
+    this.dispatch(OP.QUANTIZE, [xq, xd, x, nBlocks, qb], nBlocks, 1, (b0, b1) => {
+      if (i8) this.k.quantizeBlocksI8(xq + 32 * b0, xd + 8 * b0, x + 128 * b0, b1 - b0);
+      else this.k.quantizeBlocks(xq + 64 * b0, xd + 8 * b0, x + 128 * b0, b1 - b0);
+    });
+  }
+
   /**
    * Run `run` over chunks of [0, n) on all threads (the calling thread uses scratch slot 0); chunk
    * sizes are multiples of `align`.

@@ -17,7 +17,7 @@ export const CTRL = {
 } as const;
 
 /** Ops the workers understand. QUIT makes them return. */
-export const OP = { QUIT: 0, MATMUL: 1, ATTENTION: 2 } as const;
+export const OP = { QUIT: 0, MATMUL: 1, ATTENTION: 2, SWIGLU: 3, QUANTIZE: 4 } as const;
 
 /** Bytes of the control SharedArrayBuffer. */
 export const CTRL_BYTES = CTRL.ARGS_BYTE_OFFSET + CTRL.N_ARGS * 8;

@@ -37,6 +37,13 @@ for (;;) {
       } else if (op === 2) {
         const h0 = c * size, h1 = Math.min(F[6], h0 + size);
         k.attention(F[0], F[1], F[2], F[3], F[4], F[5], F[6], F[7], F[8], F[9], h0, h1, F[10] + index * F[11], F[12]);
+      } else if (op === 3) {
+        const i0 = c * size, i1 = Math.min(F[3], i0 + size);
+        k.swiglu(F[0] + 4 * i0, F[1] + 4 * i0, F[2] + 4 * i0, i1 - i0);
+      } else if (op === 4) {
+        const b0 = c * size, b1 = Math.min(F[3], b0 + size);
+        if (F[4] === 32) k.quantizeBlocksI8(F[0] + 32 * b0, F[1] + 8 * b0, F[2] + 128 * b0, b1 - b0);
+        else k.quantizeBlocks(F[0] + 64 * b0, F[1] + 8 * b0, F[2] + 128 * b0, b1 - b0);
       }
     } catch (e) {
       Atomics.store(I, ERR, 1);

@@ -33,6 +33,12 @@ const QUAD_MIN_TOKENS = 8;
  */
 const REUSE_MIN_VALUES = 8192;
 
+/**
+ * Fewest values for which an element-wise op (swiglu, activation quantization) is split across the
+ * threads: below it the dispatch costs more than the second thread saves.
+ */
+const PARALLEL_MIN_VALUES = 32768;
+
 /** Types whose dot product needs Σx per 32-block (they store a min/offset). */
 const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K]);
 
@@ -89,12 +95,15 @@ export class WasmBackend {
   /** What the int8 staging buffers hold (see quantized()); quads: where they were interleaved (0: not). */
   private lastQuant: { i8: boolean; nIn: number; nTok: number; xq: number; xd: number; saved: number; quads: number } | null = null;
   private readonly parallelMin: number;
+  /** The same for element-wise ops (PARALLEL_MIN_VALUES; 0 when parallelMin is 0, as in the tests). */
+  private readonly parallelMinValues: number;
   private readonly int8: boolean;
 
   constructor(opts: WasmBackendOptions = {}) {
     this.threads = resolveThreads(opts.threads);
     const env = Number(process.env['TOKENLOOP_PARALLEL_MIN_MACS']);
     this.parallelMin = opts.parallelMinMacs ?? (process.env['TOKENLOOP_PARALLEL_MIN_MACS'] && Number.isInteger(env) && env >= 0 ? env : PARALLEL_MIN_MACS);
+    this.parallelMinValues = this.parallelMin === 0 ? 0 : PARALLEL_MIN_VALUES;
     this.int8 = opts.int8Activations ?? true;
     const memory = createSharedMemory();
     this.variant = opts.variant ?? defaultKernelVariant();
@@ -236,7 +245,8 @@ export class WasmBackend {
   swiglu(out: Float32Array, gate: Float32Array, up: Float32Array, n: number): void {
     const gp = this.input(gate, 'x', n), upp = this.input(up, 'w', n);
     const op = this.output(out, 'out', n);
-    this.kernels.swiglu(op, gp, upp, n);
+    if (this.pool && n >= this.parallelMinValues) this.pool.swiglu(op, gp, upp, n);
+    else this.kernels.swiglu(op, gp, upp, n);
     this.finish(out, op, n);
   }
 
@@ -346,8 +356,7 @@ export class WasmBackend {
     const xq = this.stage('q.xq', nb * 64), xd = this.stage('q.xd', nb * 8);
     if (!quads && nIn * nTok < REUSE_MIN_VALUES) {
       // one decode token: quantizing is cheaper than comparing and saving the input
-      if (i8) this.kernels.quantizeBlocksI8(xq, xd, xp, nb);
-      else this.kernels.quantizeBlocks(xq, xd, xp, nb);
+      this.quantizeBlocks(xq, xd, xp, nb, i8);
       this.lastQuant = null;
       return { xq, xd };
     }
@@ -359,8 +368,7 @@ export class WasmBackend {
       && last.xq === xq && last.xd === xd && last.saved === saved
       && Buffer.from(mem, xp, bytes).equals(Buffer.from(mem, saved, bytes));
     if (!same) {
-      if (i8) this.kernels.quantizeBlocksI8(xq, xd, xp, nb);
-      else this.kernels.quantizeBlocks(xq, xd, xp, nb);
+      this.quantizeBlocks(xq, xd, xp, nb, i8);
       new Uint8Array(mem, saved, bytes).set(new Uint8Array(mem, xp, bytes));
       this.lastQuant = { i8, nIn, nTok, xq, xd, saved, quads: 0 };
     }
@@ -371,6 +379,13 @@ export class WasmBackend {
       q.quads = xt;
     }
     return { xq: xt, xd: 0 };
+  }
+
+  /** quantizeBlocks / quantizeBlocksI8 of nb blocks, on all threads when there are many. */
+  private quantizeBlocks(xq: number, xd: number, xp: number, nb: number, i8: boolean): void {
+    if (this.pool && nb * 32 >= this.parallelMinValues) this.pool.quantize(xq, xd, xp, nb, i8);
+    else if (i8) this.kernels.quantizeBlocksI8(xq, xd, xp, nb);
+    else this.kernels.quantizeBlocks(xq, xd, xp, nb);
   }
 
   private input(a: Float32Array, role: string, n: number, off = 0): number {
