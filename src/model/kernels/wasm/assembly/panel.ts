@@ -257,7 +257,9 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
  * multiplies, are what limit these loops (about two 16-byte loads per cycle here). Per block and
  * token: the exact integer dot (minus 8·Σq for Q4_0), converted, times d_w·d_x, added. Stores
  * to `out` between steps act as fences: without them V8 hoists every load of a block to its
- * start and spills most of them.
+ * start and spills most of them. The steps are written out with immediate load offsets: the same
+ * code as a loop over the block (computed addresses, a back edge) measured 2% slower for Q4_0, and
+ * one loop shape for all the types (halves, widening spans) 20–30% slower.
  */
 // @ts-ignore: decorator
 @inline function quad2x2(type: i32, wA0: usize, wB0: usize, nb: i32, x0: usize, x1: usize, out: usize, os: usize, nt: i32, two: bool): void {
