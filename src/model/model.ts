@@ -32,4 +32,6 @@ export interface Model {
   forward(tokens: ArrayLike<number>, cache: KVCache, opts?: ForwardOptions): Float32Array;
   /** Weight bytes held in memory. */
   readonly weightBytes: number;
+  /** Most tokens one forward pass computes at once (longer inputs run in batches), where the model batches. */
+  readonly batchSize?: number;
 }

@@ -34,6 +34,11 @@ export type LoadModelOptions = SpecOptions & {
    * first real request runs compiled code; see TransformerModel.warmup.
    */
   warmup?: boolean;
+  /**
+   * Most tokens one forward pass computes at once (default 512): longer inputs run in batches of
+   * this size, which bounds the activation memory of a long prompt.
+   */
+  batchSize?: number;
 };
 
 /** Architectures loadModel accepts. */
@@ -49,7 +54,7 @@ export function loadModel(file: ModelFile, opts: LoadModelOptions = {}): Model {
   const fam = FAMILIES.find((f) => f.architectures.includes(arch));
   if (!fam) throw new UnsupportedError(`unsupported architecture "${arch}" (supported: ${supportedArchitectures().join(', ')})`);
   const { spec, bytes } = fam.build(file, arch, opts);
-  const model = new TransformerModel(spec, bytes, { backend: opts.backend, threads: opts.threads, kvType: opts.kvType });
+  const model = new TransformerModel(spec, bytes, { backend: opts.backend, threads: opts.threads, kvType: opts.kvType, batchSize: opts.batchSize });
   if (opts.warmup ?? model.backend === 'wasm') model.warmup();
   return model;
 }

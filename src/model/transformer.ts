@@ -20,6 +20,12 @@ import type { ForwardOptions, Model, ModelConfig } from './model.js';
 import type { NormKind, NormWeights, TransformerSpec } from './spec.js';
 import type { Weight } from './kernels/weight.js';
 
+/**
+ * Default batchSize: a prompt longer than this is run in batches, so its activations (tokens ×
+ * the FFN width, several arrays of them) stay bounded (llama.cpp's default micro-batch is 512 too).
+ */
+const DEFAULT_BATCH = 512;
+
 /** Tokens in the load-time warm-up prefill (TransformerModel.warmup): enough for the prefill kernels' multi-token paths. */
 const WARMUP_TOKENS = 8;
 
@@ -56,8 +62,14 @@ export class TransformerModel implements Model {
   /** Element type of the caches createCache makes (f32 by default; f16 halves their memory). */
   readonly kvType: KVCacheType;
 
-  constructor(readonly spec: TransformerSpec, weightBytes: number, kernels: { backend?: BackendName; threads?: number; kvType?: KVCacheType } = {}) {
+  /** Most tokens one forward pass computes at once; longer inputs run in batches of this size. */
+  readonly batchSize: number;
+
+  constructor(readonly spec: TransformerSpec, weightBytes: number, kernels: { backend?: BackendName; threads?: number; kvType?: KVCacheType; batchSize?: number } = {}) {
     this.kvType = parseKVCacheType(kernels.kvType ?? 'f32');
+    const bs = kernels.batchSize ?? DEFAULT_BATCH;
+    if (!Number.isSafeInteger(bs) || bs < 1) throw new InvalidOptionError(`batchSize must be a positive integer, got ${String(kernels.batchSize)}`);
+    this.batchSize = bs;
     const sel = selectMatmul(kernels);
     this.backend = sel.name;
     this.mm = sel.matmul;
@@ -106,7 +118,6 @@ export class TransformerModel implements Model {
    * the last position's logits (nVocab), or every position's (nTokens × nVocab) with allLogits.
    */
   forward(tokens: ArrayLike<number>, cache: KVCache, opts: ForwardOptions = {}): Float32Array {
-    const spec = this.spec;
     const c = this.config;
     const nT = tokens.length;
     if (nT === 0) throw new InvalidOptionError('forward needs at least one token');
@@ -119,11 +130,33 @@ export class TransformerModel implements Model {
     if (cache.nLayers !== c.nLayer || cache.kvDim !== this.kvDim || cache.heads !== c.nHeadKv) {
       throw new InvalidOptionError(`KV cache shape (${cache.nLayers} layers × ${cache.heads} heads × ${cache.headDim}) does not match the model (${c.nLayer} × ${c.nHeadKv} × ${c.headDim})`);
     }
+    cache.ensureRoom(nT); // for all the batches: none is appended unless every one fits
+    if (cache.length + nT > c.nCtx) {
+      throw new ContextOverflowError(`context is full: ${cache.length} cached + ${nT} new tokens exceed the model's context length ${c.nCtx}`);
+    }
+    if (nT <= this.batchSize) return this.forwardBatch(tokens, cache, opts);
+    // a long prompt in batches: the activations stay bounded by batchSize rows
+    const parts: Float32Array[] = [];
+    let logits: Float32Array = new Float32Array(0);
+    for (let i = 0; i < nT; i += this.batchSize) {
+      const batch = Array.from({ length: Math.min(this.batchSize, nT - i) }, (_, j) => tokens[i + j]!);
+      logits = this.forwardBatch(batch, cache, opts);
+      if (opts.allLogits) parts.push(logits);
+    }
+    if (!opts.allLogits) return logits;
+    const all = new Float32Array(nT * c.nVocab);
+    let o = 0;
+    for (const p of parts) { all.set(p, o); o += p.length; }
+    return all;
+  }
+
+  /** forward() of one batch (tokens and cache already checked). */
+  private forwardBatch(tokens: ArrayLike<number>, cache: KVCache, opts: ForwardOptions): Float32Array {
+    const spec = this.spec;
+    const c = this.config;
+    const nT = tokens.length;
     const pos0 = cache.length;
     cache.ensureRoom(nT);
-    if (pos0 + nT > c.nCtx) {
-      throw new ContextOverflowError(`context is full: ${pos0} cached + ${nT} new tokens exceed the model's context length ${c.nCtx}`);
-    }
     const s = this.scratchFor(nT);
     if (this.scores.length < pos0 + nT) this.scores = new Float32Array(Math.max(pos0 + nT, Math.min(c.nCtx, 2 * (pos0 + nT))));
     const E = c.nEmbd, qDim = this.qDim, kvDim = this.kvDim, headDim = c.headDim;

@@ -107,3 +107,39 @@ test('load-time warm-up (default with the wasm backend) leaves no trace: a warme
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a long input runs in batches of batchSize tokens: F32 logits bit-identical to one batch (all positions and last), Q8_0 within its tolerance, the cache the same length; bad batchSize rejected', { skip: needsShared() }, () => {
+  const src = sharedPath('models', 'stories260K', 'stories260K.gguf');
+  const tokens = Array.from({ length: 45 }, (_, i) => 1 + ((i * 37) % 500));
+  const whole = loadModel(openModelFile(src), { backend: 'wasm', threads: 1 });
+  const split = loadModel(openModelFile(src), { backend: 'wasm', threads: 1, batchSize: 16 });
+  assert.equal(split.batchSize, 16);
+  const c1 = whole.createCache(64), c2 = split.createCache(64);
+  const a = whole.forward(tokens, c1, { allLogits: true }), b = split.forward(tokens, c2, { allLogits: true });
+  assert.equal(b.length, a.length);
+  assert.deepEqual(b, a, 'batched logits differ');
+  assert.equal(c2.length, c1.length);
+  assert.deepEqual(split.forward([5], c2), whole.forward([5], c1), 'the next step after a batched prefill differs');
+  assert.deepEqual(split.forward(tokens, split.createCache(64)), whole.forward(tokens, whole.createCache(64)), 'last-position logits differ');
+  // a batch that does not fit is refused before anything is appended
+  const small = split.createCache(40);
+  assert.throws(() => split.forward(tokens, small), /context is full/);
+  assert.equal(small.length, 0);
+  assert.throws(() => loadModel(openModelFile(src), { batchSize: 0 }), /batchSize must be a positive integer/);
+  const dir = mkdtempSync(join(tmpdir(), 'tokenloop-batch-'));
+  try {
+    const q8 = join(dir, 'q8.gguf');
+    quantizeFile(src, q8, 'Q8_0');
+    const qa = loadModel(openModelFile(q8, { allocate: modelAllocator({ threads: 1 }) }), { backend: 'wasm', threads: 1 });
+    const qb = loadModel(openModelFile(q8, { allocate: modelAllocator({ threads: 1 }) }), { backend: 'wasm', threads: 1, batchSize: 13 });
+    const la = qa.forward(tokens, qa.createCache(64), { allLogits: true }), lb = qb.forward(tokens, qb.createCache(64), { allLogits: true });
+    const V = qa.config.nVocab;
+    for (let p = 0; p < tokens.length; p++) {
+      let m = 0, d = 0;
+      for (let i = 0; i < V; i++) { m = Math.max(m, Math.abs(la[p * V + i]!)); d = Math.max(d, Math.abs(la[p * V + i]! - lb[p * V + i]!)); }
+      assert.ok(d <= 0.02 * m, `Q8_0 position ${p}: batched logits differ by ${d} (max |logit| ${m})`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
