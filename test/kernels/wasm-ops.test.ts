@@ -1,6 +1,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { kvIndex, kvLength, kvSpan } from '../../src/kv/cache.ts';
+import { f32ToF16 } from '../../src/format/dtypes.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
 import { createRng, randF32 } from './fixtures.ts';
 
@@ -113,12 +114,18 @@ function checkAttention(seed: number, nHead: number, nHeadKv: number, headDim: n
     }
   }
   close(a, want, 2e-6, `attention headDim=${headDim} start=${start}`);
-  // the same queries one call per token (decode) give the same bits as one call for all (prefill)
+  // the same queries one call per token (decode) give the same bits as one call for all (prefill,
+  // which runs queries in pairs), with an f32 and with an f16 cache
   const qDim = nHead * headDim;
+  const kh = Uint16Array.from(k, f32ToF16), vh = Uint16Array.from(v, f32ToF16);
+  const ah = new Float32Array(nTok * qDim);
+  one.attention(ah, q, kh, vh, nTok, start, nHead, nHeadKv, headDim, scale);
   for (let t = 0; t < nTok; t++) {
-    const o = new Float32Array(qDim);
+    const o = new Float32Array(qDim), oh = new Float32Array(qDim);
     one.attention(o, q.subarray(t * qDim, (t + 1) * qDim), k, v, 1, start + t, nHead, nHeadKv, headDim, scale);
     assert.deepEqual(o, a.subarray(t * qDim, (t + 1) * qDim), `token ${t} decoded alone`);
+    one.attention(oh, q.subarray(t * qDim, (t + 1) * qDim), kh, vh, 1, start + t, nHead, nHeadKv, headDim, scale);
+    assert.deepEqual(oh, ah.subarray(t * qDim, (t + 1) * qDim), `token ${t} decoded alone (f16 cache)`);
   }
   return a;
 }
@@ -143,6 +150,15 @@ test('attention with headDim a multiple of 16 (vectorised path: four keys per st
   checkAttention(9, 8, 2, 64, 63, 1, 0); // exactly two full blocks
   checkAttention(10, 5, 5, 16, 130, 1);
   checkAttention(11, 6, 2, 64, 30, 5); // queries on both sides of a block edge, odd positions per block end
+  checkAttention(12, 4, 2, 64, 31, 4); // a pair whose first query ends a block: the second's last position opens the next
+  checkAttention(13, 2, 1, 32, 60, 7); // pairs with an even and an odd count in the last block, and a single query
+  checkAttention(16, 4, 2, 64, 25, 21); // 16+ queries: an f16 cache is widened to f32 first, the same bits
+});
+
+test('attention for other head sizes (rows): prefill in query pairs equals decoding one token at a time, across a block edge', () => {
+  checkAttention(14, 4, 2, 10, 29, 6);
+  checkAttention(15, 3, 3, 8, 31, 3);
+  checkAttention(17, 3, 3, 8, 31, 18); // 16+ queries: an f16 cache is widened to f32 first
 });
 
 test('add: residual sum, aliasing the output with an input, odd n', () => {

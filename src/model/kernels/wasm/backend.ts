@@ -39,6 +39,13 @@ const REUSE_MIN_VALUES = 8192;
  */
 const PARALLEL_MIN_VALUES = 32768;
 
+/**
+ * Fewest queries for which attention over an f16 cache widens the cache to f32 first: widening
+ * once costs about what one query's pass over the cache does, and saves three instructions per
+ * four values in every pass after it.
+ */
+const WIDEN_MIN_TOKENS = 16;
+
 /** Types whose dot product needs Σx per 32-block (they store a min/offset). */
 const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K]);
 
@@ -290,14 +297,23 @@ export class WasmBackend {
     const used = kvSpan(start + nTok, nHeadKv, headDim);
     if (k.length < used || v.length < used) throw new InvalidOptionError('attention: cache buffers do not hold the positions attended to');
     const qp = this.input(q, 'x', nTok * nHead * headDim);
-    const kp = this.inputAny(k, 'k', used), vp = this.inputAny(v, 'v', used);
+    let kp = this.inputAny(k, 'k', used), vp = this.inputAny(v, 'v', used);
+    let kvHalf = half ? 1 : 0;
+    if (half && nTok >= WIDEN_MIN_TOKENS) {
+      // prefill: widen the attended part of an f16 cache to f32 once for all queries; the f32
+      // kernels then give the same bits as the f16 ones (exact values, see the wasm attention)
+      const k32 = this.stage('att.k32', used * 4), v32 = this.stage('att.v32', used * 4);
+      this.kernels.dequantRow(GGMLType.F16, kp, k32, used);
+      this.kernels.dequantRow(GGMLType.F16, vp, v32, used);
+      kp = k32; vp = v32; kvHalf = 0;
+    }
     const op = this.output(out, 'out', nTok * nHead * headDim);
     // every head's scores for one query and its 1/Σ (see the wasm attention)
-    this.ensureScratch(nHead * (start + nTok + 1) * 4);
+    this.ensureScratch(2 * nHead * (start + nTok + 1) * 4); // two queries' scores (prefill)
     if (this.pool && nHead >= this.threads && (start + nTok) * nHead * headDim * nTok >= this.parallelMin) {
-      this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride, half ? 1 : 0);
+      this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride, kvHalf);
     } else {
-      this.kernels.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, 0, nHead, this.scratch.ptr, half ? 1 : 0);
+      this.kernels.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, 0, nHead, this.scratch.ptr, kvHalf);
     }
     this.finish(out, op, nTok * nHead * headDim);
   }

@@ -32,7 +32,7 @@ const BLOCK = 32;
  * Attention of nTok queries at positions start.. over the KV cache. q, out: (nTok, nHead·headDim)
  * f32; k, v: blocks of BLOCK positions, each (nHeadKv, BLOCK, headDim) (src/kv/cache.ts), holding
  * at least start + nTok positions; `kvHalf` ≠ 0: they hold f16 bits. Computes heads [h0, h1) only
- * (threads split by head). `scores`: (h1 − h0)·(start + nTok + 1) f32 of scratch.
+ * (threads split by head). `scores`: 2·(h1 − h0)·(start + nTok + 1) f32 of scratch.
  * Per query: every head's scores, block by block (so the keys are read front to back once), then
  * per head exponentiated in place, then the values block by block, each head's weighted sum
  * carried in `out` between blocks and scaled by 1/Σ at the end (as the TypeScript reference
@@ -48,30 +48,89 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
 // @ts-ignore: decorator
 @inline function attentionT<T>(out: usize, q: usize, k: usize, v: usize, nTok: i32, start: i32, nHead: i32, nHeadKv: i32,
   headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
+  let t = 0;
+  // prefill: two queries at a time share every key and value load (the same steps per query)
+  for (; t + 2 <= nTok; t += 2) pairT<T>(out, q, k, v, t, start, nHead, nHeadKv, headDim, scale, h0, h1, scores);
+  if (t < nTok) singleT<T>(out, q, k, v, t, start, nHead, nHeadKv, headDim, scale, h0, h1, scores);
+}
+
+/** Query t over positions 0..start+t (see attention). */
+// @ts-ignore: decorator
+@inline function singleT<T>(out: usize, q: usize, k: usize, v: usize, t: i32, start: i32, nHead: i32, nHeadKv: i32,
+  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
   const group = nHead / nHeadKv;
   const hb = <usize>(BLOCK * headDim) * sizeof<T>(), bb = <usize>nHeadKv * hb;
   const fast = (headDim & 15) == 0;
-  for (let t = 0; t < nTok; t++) {
-    const nPos = start + t + 1;
-    const sb = <usize>nPos << 2, inv = scores + <usize>(h1 - h0) * sb;
-    const qt = q + (<usize>(t * nHead) * headDim << 2), ot = out + (<usize>(t * nHead) * headDim << 2);
-    for (let p0 = 0; p0 < nPos; p0 += BLOCK) {
-      const n = min(BLOCK, nPos - p0), kb = k + <usize>(p0 / BLOCK) * bb;
-      for (let h = h0; h < h1; h++) {
-        const s = scores + <usize>(h - h0) * sb + (<usize>p0 << 2), qh = qt + (<usize>(h * headDim) << 2), kh = kb + <usize>(h / group) * hb;
-        if (fast) scoresT<T>(s, qh, kh, n, headDim, scale);
-        else scoresAny<T>(s, qh, kh, n, headDim, scale);
+  const nPos = start + t + 1;
+  const sb = <usize>nPos << 2, inv = scores + <usize>(h1 - h0) * sb;
+  const qt = q + (<usize>(t * nHead) * headDim << 2), ot = out + (<usize>(t * nHead) * headDim << 2);
+  for (let p0 = 0; p0 < nPos; p0 += BLOCK) {
+    const n = min(BLOCK, nPos - p0), kb = k + <usize>(p0 / BLOCK) * bb;
+    for (let h = h0; h < h1; h++) {
+      const s = scores + <usize>(h - h0) * sb + (<usize>p0 << 2), qh = qt + (<usize>(h * headDim) << 2), kh = kb + <usize>(h / group) * hb;
+      if (fast) scoresT<T>(s, qh, kh, n, headDim, scale);
+      else scoresAny<T>(s, qh, kh, n, headDim, scale);
+    }
+  }
+  for (let h = h0; h < h1; h++) store<f32>(inv + (<usize>(h - h0) << 2), 1 / expSum(scores + <usize>(h - h0) * sb, nPos));
+  for (let p0 = 0; p0 < nPos; p0 += BLOCK) {
+    const n = min(BLOCK, nPos - p0), vb = v + <usize>(p0 / BLOCK) * bb;
+    const last = p0 + BLOCK >= nPos;
+    for (let h = h0; h < h1; h++) {
+      const w = scores + <usize>(h - h0) * sb + (<usize>p0 << 2), oh = ot + (<usize>(h * headDim) << 2), vh = vb + <usize>(h / group) * hb;
+      const iv: f32 = last ? load<f32>(inv + (<usize>(h - h0) << 2)) : 1;
+      if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == 0, last, iv);
+      else weightedAny<T>(oh, vh, w, n, headDim, p0 == 0, last, iv);
+    }
+  }
+}
+
+/**
+ * Queries t (A) and t + 1 (B, one position more) together: every score and every output value of
+ * each is computed with exactly singleT's steps (same accumulators, same order), but the key and
+ * value loads (and an f16 cache's widening) serve both. Scratch: both queries' scores, then both
+ * 1/Σ (see attention).
+ */
+// @ts-ignore: decorator
+@inline function pairT<T>(out: usize, q: usize, k: usize, v: usize, t: i32, start: i32, nHead: i32, nHeadKv: i32,
+  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
+  const es = <usize>sizeof<T>();
+  const group = nHead / nHeadKv, nh = <usize>(h1 - h0);
+  const hb = <usize>(BLOCK * headDim) * es, bb = <usize>nHeadKv * hb;
+  const fast = (headDim & 15) == 0;
+  const nA = start + t + 1, nB = nA + 1;
+  const sb = <usize>nB << 2, sA = scores, sB = scores + nh * sb, inv = sB + nh * sb;
+  const row = <usize>(nHead * headDim) << 2;
+  const qA = q + <usize>t * row, oA = out + <usize>t * row;
+  for (let p0 = 0; p0 < nB; p0 += BLOCK) {
+    const cA = max(0, min(BLOCK, nA - p0)), cB = min(BLOCK, nB - p0), kb = k + <usize>(p0 / BLOCK) * bb;
+    for (let h = h0; h < h1; h++) {
+      const o = <usize>(h - h0) * sb + (<usize>p0 << 2), hq = <usize>(h * headDim) << 2, kh = kb + <usize>(h / group) * hb;
+      if (fast) {
+        if (cA > 0) scores2T<T>(sA + o, sB + o, qA + hq, qA + row + hq, kh, cA, headDim, scale);
+        if (cB > cA) scoreOneT<T>(sB + o, qA + row + hq, kh, cA, headDim, scale);
+      } else {
+        if (cA > 0) scoresAny<T>(sA + o, qA + hq, kh, cA, headDim, scale);
+        scoresAny<T>(sB + o, qA + row + hq, kh, cB, headDim, scale);
       }
     }
-    for (let h = h0; h < h1; h++) store<f32>(inv + (<usize>(h - h0) << 2), 1 / expSum(scores + <usize>(h - h0) * sb, nPos));
-    for (let p0 = 0; p0 < nPos; p0 += BLOCK) {
-      const n = min(BLOCK, nPos - p0), vb = v + <usize>(p0 / BLOCK) * bb;
-      const last = p0 + BLOCK >= nPos;
-      for (let h = h0; h < h1; h++) {
-        const w = scores + <usize>(h - h0) * sb + (<usize>p0 << 2), oh = ot + (<usize>(h * headDim) << 2), vh = vb + <usize>(h / group) * hb;
-        const iv: f32 = last ? load<f32>(inv + (<usize>(h - h0) << 2)) : 1;
-        if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == 0, last, iv);
-        else weightedAny<T>(oh, vh, w, n, headDim, p0 == 0, last, iv);
+  }
+  for (let h = h0; h < h1; h++) {
+    const j = <usize>(h - h0);
+    store<f32>(inv + (j << 2), 1 / expSum(sA + j * sb, nA));
+    store<f32>(inv + ((nh + j) << 2), 1 / expSum(sB + j * sb, nB));
+  }
+  for (let p0 = 0; p0 < nB; p0 += BLOCK) {
+    const cA = max(0, min(BLOCK, nA - p0)), cB = min(BLOCK, nB - p0), vb = v + <usize>(p0 / BLOCK) * bb;
+    const lastA = p0 + BLOCK >= nA, lastB = p0 + BLOCK >= nB;
+    for (let h = h0; h < h1; h++) {
+      const j = <usize>(h - h0), o = j * sb + (<usize>p0 << 2), ho = <usize>(h * headDim) << 2, vh = vb + <usize>(h / group) * hb;
+      const ivA: f32 = lastA ? load<f32>(inv + (j << 2)) : 1, ivB: f32 = lastB ? load<f32>(inv + ((nh + j) << 2)) : 1;
+      if (fast && cA > 0) weighted2T<T>(oA + ho, oA + row + ho, vh, sA + o, sB + o, cA, cB, headDim, p0 == 0, lastA, lastB, ivA, ivB);
+      else if (fast) weightedT<T>(oA + row + ho, vh, sB + o, cB, headDim, p0 == 0, lastB, ivB);
+      else {
+        if (cA > 0) weightedAny<T>(oA + ho, vh, sA + o, cA, headDim, p0 == 0, lastA, ivA);
+        weightedAny<T>(oA + row + ho, vh, sB + o, cB, headDim, p0 == 0, lastB, ivB);
       }
     }
   }
@@ -102,9 +161,56 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
     const kp = k + <usize>(p >> 2) * tile + <usize>((p & 3) << 2) * es;
     let a = f32x4.splat(0);
     for (let i = 0; i < hd; i += 4) a = madd(load4<T>(kp + (<usize>i << 2) * es), query<T>(q + (<usize>i << 2), u), a);
-    const t = f32x4.add(a, v128.shuffle<f32>(a, a, 2, 3, 0, 1));
-    store<f32>(s + (<usize>p << 2), f32x4.extract_lane(f32x4.mul(f32x4.add(t, v128.shuffle<f32>(t, t, 1, 0, 3, 2)), sc), 0));
+    store<f32>(s + (<usize>p << 2), lanesSum(a, sc));
   }
+}
+
+/** scoresT for two queries (qa → sa, qb → sb) over the same n positions, sharing the key loads. */
+// @ts-ignore: decorator
+@inline function scores2T<T>(sa: usize, sb: usize, qa: usize, qb: usize, k: usize, n: i32, hd: i32, scale: f32): void {
+  const es = <usize>sizeof<T>(), tile = <usize>(hd << 2) * es;
+  const sc = f32x4.splat(scale), u = unscale<T>();
+  let p = 0;
+  for (; p + 4 <= n; p += 4) {
+    const kt = k + <usize>(p >> 2) * tile;
+    let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    for (let i = 0; i < hd; i += 4) {
+      const x = query<T>(qa + (<usize>i << 2), u), y = query<T>(qb + (<usize>i << 2), u), o = kt + (<usize>i << 2) * es;
+      const k0 = load4<T>(o), k1 = load4<T>(o + 4 * es), k2 = load4<T>(o + 8 * es), k3 = load4<T>(o + 12 * es);
+      a0 = madd(k0, x, a0); a1 = madd(k1, x, a1); a2 = madd(k2, x, a2); a3 = madd(k3, x, a3);
+      b0 = madd(k0, y, b0); b1 = madd(k1, y, b1); b2 = madd(k2, y, b2); b3 = madd(k3, y, b3);
+    }
+    v128.store(sa + (<usize>p << 2), f32x4.mul(sums4(a0, a1, a2, a3), sc));
+    v128.store(sb + (<usize>p << 2), f32x4.mul(sums4(b0, b1, b2, b3), sc));
+  }
+  for (; p < n; p++) {
+    const kp = k + <usize>(p >> 2) * tile + <usize>((p & 3) << 2) * es;
+    let a = f32x4.splat(0), b = a;
+    for (let i = 0; i < hd; i += 4) {
+      const kv = load4<T>(kp + (<usize>i << 2) * es);
+      a = madd(kv, query<T>(qa + (<usize>i << 2), u), a);
+      b = madd(kv, query<T>(qb + (<usize>i << 2), u), b);
+    }
+    store<f32>(sa + (<usize>p << 2), lanesSum(a, sc));
+    store<f32>(sb + (<usize>p << 2), lanesSum(b, sc));
+  }
+}
+
+/** s[p] of scoresT for the one position p of the block (its tail steps, the same as in the four-wide loop). */
+// @ts-ignore: decorator
+@inline function scoreOneT<T>(s: usize, q: usize, k: usize, p: i32, hd: i32, scale: f32): void {
+  const es = <usize>sizeof<T>(), tile = <usize>(hd << 2) * es, u = unscale<T>();
+  const kp = k + <usize>(p >> 2) * tile + <usize>((p & 3) << 2) * es;
+  let a = f32x4.splat(0);
+  for (let i = 0; i < hd; i += 4) a = madd(load4<T>(kp + (<usize>i << 2) * es), query<T>(q + (<usize>i << 2), u), a);
+  store<f32>(s + (<usize>p << 2), lanesSum(a, f32x4.splat(scale)));
+}
+
+/** (lanes ((0+2)+(1+3))) · scale: scoresT's reduction of one position's accumulator. */
+// @ts-ignore: decorator
+@inline function lanesSum(a: v128, sc: v128): f32 {
+  const t = f32x4.add(a, v128.shuffle<f32>(a, a, 2, 3, 0, 1));
+  return f32x4.extract_lane(f32x4.mul(f32x4.add(t, v128.shuffle<f32>(t, t, 1, 0, 3, 2)), sc), 0);
 }
 
 /** Four query values at p, times 2^112 for an f16 cache (see the file comment). */
@@ -151,6 +257,75 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
       a0 = f32x4.mul(a0, iv); a1 = f32x4.mul(a1, iv); a2 = f32x4.mul(a2, iv); a3 = f32x4.mul(a3, iv);
     }
     v128.store(od, a0); v128.store(od, a1, 16); v128.store(od, a2, 32); v128.store(od, a3, 48);
+  }
+}
+
+/**
+ * weightedT for two queries over one block: A (weights wa, nA positions) and B (wb, nB = nA or
+ * nA + 1 positions), sharing the value loads. Each query takes weightedT's steps: pairs from
+ * position 0, then a single last position when its count is odd.
+ */
+// @ts-ignore: decorator
+@inline function weighted2T<T>(oa: usize, ob: usize, v: usize, wa: usize, wb: usize, nA: i32, nB: i32, hd: i32,
+  first: bool, lastA: bool, lastB: bool, invA: f32, invB: f32): void {
+  const es = <usize>sizeof<T>(), col = <usize>(BLOCK << 4) * es;
+  const u = unscale<T>();
+  const e = nA & ~1;
+  for (let d = 0; d < hd; d += 16) {
+    const vd = v + <usize>(d >> 4) * col, da = oa + (<usize>d << 2), db = ob + (<usize>d << 2);
+    let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    if (!first) {
+      a0 = v128.load(da); a1 = v128.load(da, 16); a2 = v128.load(da, 32); a3 = v128.load(da, 48);
+      b0 = v128.load(db); b1 = v128.load(db, 16); b2 = v128.load(db, 32); b3 = v128.load(db, 48);
+    }
+    for (let p = 0; p < e; p += 2) {
+      const r = vd + (<usize>p << 4) * es;
+      let s0 = v128.load32_splat(wa + (<usize>p << 2)), s1 = v128.load32_splat(wa + (<usize>p << 2), 4);
+      let t0 = v128.load32_splat(wb + (<usize>p << 2)), t1 = v128.load32_splat(wb + (<usize>p << 2), 4);
+      if (sizeof<T>() == 2) { s0 = f32x4.mul(s0, u); s1 = f32x4.mul(s1, u); t0 = f32x4.mul(t0, u); t1 = f32x4.mul(t1, u); }
+      let x = load4<T>(r), y = load4<T>(r + 16 * es);
+      a0 = f32x4.add(a0, madd(y, s1, f32x4.mul(x, s0))); b0 = f32x4.add(b0, madd(y, t1, f32x4.mul(x, t0)));
+      x = load4<T>(r + 4 * es); y = load4<T>(r + 20 * es);
+      a1 = f32x4.add(a1, madd(y, s1, f32x4.mul(x, s0))); b1 = f32x4.add(b1, madd(y, t1, f32x4.mul(x, t0)));
+      x = load4<T>(r + 8 * es); y = load4<T>(r + 24 * es);
+      a2 = f32x4.add(a2, madd(y, s1, f32x4.mul(x, s0))); b2 = f32x4.add(b2, madd(y, t1, f32x4.mul(x, t0)));
+      x = load4<T>(r + 12 * es); y = load4<T>(r + 28 * es);
+      a3 = f32x4.add(a3, madd(y, s1, f32x4.mul(x, s0))); b3 = f32x4.add(b3, madd(y, t1, f32x4.mul(x, t0)));
+    }
+    // A's last position when nA is odd
+    if (nA > e) {
+      const r = vd + (<usize>e << 4) * es;
+      let s0 = v128.load32_splat(wa + (<usize>e << 2));
+      if (sizeof<T>() == 2) s0 = f32x4.mul(s0, u);
+      a0 = madd(load4<T>(r), s0, a0); a1 = madd(load4<T>(r + 4 * es), s0, a1);
+      a2 = madd(load4<T>(r + 8 * es), s0, a2); a3 = madd(load4<T>(r + 12 * es), s0, a3);
+    }
+    if (lastA) {
+      const iv = f32x4.splat(invA);
+      a0 = f32x4.mul(a0, iv); a1 = f32x4.mul(a1, iv); a2 = f32x4.mul(a2, iv); a3 = f32x4.mul(a3, iv);
+    }
+    v128.store(da, a0); v128.store(da, a1, 16); v128.store(da, a2, 32); v128.store(da, a3, 48);
+    // B's positions from e on: one more pair, or a single one
+    if (nB - e == 2) {
+      const r = vd + (<usize>e << 4) * es;
+      let t0 = v128.load32_splat(wb + (<usize>e << 2)), t1 = v128.load32_splat(wb + (<usize>e << 2), 4);
+      if (sizeof<T>() == 2) { t0 = f32x4.mul(t0, u); t1 = f32x4.mul(t1, u); }
+      b0 = f32x4.add(b0, madd(load4<T>(r + 16 * es), t1, f32x4.mul(load4<T>(r), t0)));
+      b1 = f32x4.add(b1, madd(load4<T>(r + 20 * es), t1, f32x4.mul(load4<T>(r + 4 * es), t0)));
+      b2 = f32x4.add(b2, madd(load4<T>(r + 24 * es), t1, f32x4.mul(load4<T>(r + 8 * es), t0)));
+      b3 = f32x4.add(b3, madd(load4<T>(r + 28 * es), t1, f32x4.mul(load4<T>(r + 12 * es), t0)));
+    } else if (nB - e == 1) {
+      const r = vd + (<usize>e << 4) * es;
+      let t0 = v128.load32_splat(wb + (<usize>e << 2));
+      if (sizeof<T>() == 2) t0 = f32x4.mul(t0, u);
+      b0 = madd(load4<T>(r), t0, b0); b1 = madd(load4<T>(r + 4 * es), t0, b1);
+      b2 = madd(load4<T>(r + 8 * es), t0, b2); b3 = madd(load4<T>(r + 12 * es), t0, b3);
+    }
+    if (lastB) {
+      const iv = f32x4.splat(invB);
+      b0 = f32x4.mul(b0, iv); b1 = f32x4.mul(b1, iv); b2 = f32x4.mul(b2, iv); b3 = f32x4.mul(b3, iv);
+    }
+    v128.store(db, b0); v128.store(db, b1, 16); v128.store(db, b2, 32); v128.store(db, b3, 48);
   }
 }
 
