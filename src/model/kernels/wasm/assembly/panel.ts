@@ -148,7 +148,8 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
  * Write the panel of one weight row to dst: nb blocks of 32 values, bs bytes apart from p (Q4_K:
  * bs is the 144-byte super-block, which holds eight of them).
  */
-function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32): void {
+// @ts-ignore: decorator
+@inline function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32): void {
   const m4 = v128.load(PC, 16);
   const pb = panelBlock(type);
   for (let b = 0; b < nb; b++) {
