@@ -2,7 +2,7 @@
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
 import { hsum, madd, sum32 } from './simd';
-import { compactInt8, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
+import { compactInt8, dotQ4K, dotQ6K, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { group4x2F32, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
 import { chunkBytes, gatherRow } from './interleave';
@@ -51,6 +51,15 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
   if ((typeFlags & QUADS) != 0) {
     // xq: the activations interleaved four tokens at a time (panel.ts packQuads)
     quadRows(type, out, w, rb, cb, n4, xq, nIn, nOut, nTok, r0, r1, scratch);
+    return;
+  }
+  if (nTok == 1 && xq != 0 && cb == 0 && (type == Q4_K || type == Q5_K || type == Q6_K)) {
+    // K-quant decode: the row kernel called straight from a loop per type (through dotRowQ and the
+    // general loop below, the per-row overhead was a tenth of the decode time)
+    const o0 = out + (<usize>r0 << 2);
+    if (type == Q4_K) for (let r = r0; r < r1; r++) { const o = o0 + (<usize>(r - r0) << 2); store<f32>(o, dotQ4K(false, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
+    else if (type == Q5_K) for (let r = r0; r < r1; r++) { const o = o0 + (<usize>(r - r0) << 2); store<f32>(o, dotQ4K(true, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
+    else for (let r = r0; r < r1; r++) { const o = o0 + (<usize>(r - r0) << 2); store<f32>(o, dotQ6K(w + <usize>r * rb, xq, xd, nIn, o)); }
     return;
   }
   if (ASC_FEATURE_RELAXED_SIMD && xq != 0 && compactInt8(type)) {

@@ -123,7 +123,7 @@ export function compactInt8(type: i32): bool {
  * activations (compactInt8) and uses relaxed 8-bit dot products; the float steps are the same in
  * both builds, so they agree bit for bit.
  */
-function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32, fence: usize): f32 {
+export function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32, fence: usize): f32 {
   const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
   const m4 = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 128) : v128.load(QC);
   const one = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 144) : v128.load(QC, 16);
@@ -232,7 +232,7 @@ function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32, f
  * relaxed 8-bit dot products (the unsigned 6-bit quants are the i7 operand; the −32 offset is a
  * second dot product against 32s); integer group sums are exact, so both builds agree bit for bit.
  */
-function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
+export function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
   // The relaxed build reads compact i8 activations (32 bytes per block, q6PartR); SIMD128 reads
   // them widened (64 bytes per block, q6Part). Both give the same exact integer group sums.
   const R = ASC_FEATURE_RELAXED_SIMD;
