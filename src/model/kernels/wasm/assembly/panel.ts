@@ -206,8 +206,10 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
 
 /**
  * Prefill of rows [r0, r1) over quads (packQuads at xt, nTok tokens): per tile of tokens,
- * each row's panel is built in `scratch` and run against the tile's quads. Row r's blocks start
- * at rowAt(r), bs(r) bytes apart (see index.ts rowIn / blockStride). out: nTok × nOut f32.
+ * the panels of two rows at a time are built in `scratch` and run against the tile's quads. Row
+ * r's first block is at rowStart(r) (inside an interleaved group or in GGUF order), its blocks
+ * (Q4_K/Q5_K/Q6_K: super-blocks) 4·cb bytes apart inside a group, else the block size. out:
+ * nTok × nOut f32.
  */
 export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
   if (type == Q8_0) quadRowsOf(Q8_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
