@@ -13,6 +13,7 @@ export interface ModelFlags {
   threads?: number;
   backend?: 'wasm' | 'js';
   kvType?: 'f32' | 'f16';
+  batchSize?: number;
 }
 
 function parseKvType(v: string): 'f32' | 'f16' {
@@ -25,20 +26,27 @@ function parseBackend(v: string): 'wasm' | 'js' {
   return v;
 }
 
+function parseBatchSize(v: string): number {
+  const n = parseInteger(v);
+  if (n < 1) throw new InvalidArgumentError(`expected a batch size >= 1, got "${v}"`);
+  return n;
+}
+
 function parseThreads(v: string): number {
   const n = parseInteger(v);
   if (n < 1) throw new InvalidArgumentError(`expected a thread count >= 1, got "${v}"`);
   return n;
 }
 
-/** Add -m/--model, --tokenizer, --threads, --backend and --kv-type to a command. */
+/** Add -m/--model, --tokenizer, --threads, --backend, --kv-type and --batch-size to a command. */
 export function withModelFlags(cmd: Command): Command {
   return cmd
     .option('-m, --model <path>', 'GGUF file or llama2.c checkpoint (default: $TOKENLOOP_MODEL, then ../shared/models/stories260K/stories260K.bin)')
     .option('--tokenizer <file>', 'tokenizer file (default: the model\'s own; tok512.bin beside a llama2.c checkpoint)')
     .option('-t, --threads <n>', 'compute threads (default: the number of cores)', parseThreads)
     .option('--backend <kind>', 'kernels: wasm (SIMD, default) or js (the TypeScript reference)', parseBackend)
-    .option('--kv-type <type>', 'KV cache element type: f32 (default, exact) or f16 (half the memory, faster decode)', parseKvType);
+    .option('--kv-type <type>', 'KV cache element type: f32 (default, exact) or f16 (half the memory, faster decode)', parseKvType)
+    .option('--batch-size <n>', 'most prompt tokens per forward pass (default 512); longer prompts run in batches', parseBatchSize);
 }
 
 /** Load the model the flags name; `contextLength` is the context the command will use. */
@@ -49,6 +57,7 @@ export function loadFromFlags(flags: ModelFlags, contextLength?: number): Langua
     ...(flags.threads !== undefined && { threads: flags.threads }),
     ...(flags.backend !== undefined && { backend: flags.backend }),
     ...(flags.kvType !== undefined && { kvType: flags.kvType }),
+    ...(flags.batchSize !== undefined && { batchSize: flags.batchSize }),
     ...(contextLength !== undefined && { contextLength }),
   });
 }

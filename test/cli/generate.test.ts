@@ -94,3 +94,16 @@ test('generate --kv-type f16: half the cache bytes, the same greedy text on the 
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /--kv-type.*expected "f32" or "f16", got "q4"/);
 });
+
+test('generate --batch-size: a prompt run in batches gives the same greedy text; bad values are named', { skip }, () => {
+  const prompt = 'Once upon a time there was a little girl named Lily who loved to play outside in the park';
+  const a = JSON.parse(runCli(['generate', '--json', '--temperature', '0', '-n', '16', prompt]).stdout);
+  const r = runCli(['generate', '--json', '--batch-size', '3', '--temperature', '0', '-n', '16', prompt]);
+  assert.equal(r.code, 0, r.stderr);
+  const b = JSON.parse(r.stdout);
+  assert.equal(b.text, a.text);
+  assert.equal(b.cache.length, a.cache.length);
+  const bad = runCli(['generate', '--batch-size', '0', 'x']);
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /--batch-size.*expected a batch size >= 1, got "0"/);
+});
