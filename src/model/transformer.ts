@@ -206,7 +206,10 @@ export class TransformerModel implements Model {
           this.normRows(k, k, L.kNorm, kvDim, nT, spec.qkNormKind);
         }
       }
-      if (rope) {
+      if (rope && this.wasm) {
+        this.wasm.ropeRows(q, nT, c.nHead, headDim, rope.nRot, cos, sin, spec.ropeNeox);
+        this.wasm.ropeRows(k, nT, c.nHeadKv, headDim, rope.nRot, cos, sin, spec.ropeNeox);
+      } else if (rope) {
         for (let t = 0; t < nT; t++) {
           ropeApply(q, t * qDim, c.nHead, headDim, rope.nRot, cos, sin, t * half, spec.ropeNeox);
           ropeApply(k, t * kvDim, c.nHeadKv, headDim, rope.nRot, cos, sin, t * half, spec.ropeNeox);

@@ -2,6 +2,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { kvIndex, kvLength, kvSpan } from '../../src/kv/cache.ts';
 import { f32ToF16 } from '../../src/format/dtypes.ts';
+import { ropeApply } from '../../src/model/kernels/rope.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
 import { createRng, randF32 } from './fixtures.ts';
 
@@ -192,4 +193,20 @@ test('rmsnormRows equals rmsnorm row by row; swiglu split across two threads equ
     two.swiglu(b, g, u, n);
     assert.deepEqual(b, a, `swiglu n=${n}: 2 threads differ from 1`);
   }
+});
+
+test('ropeRows equals the TypeScript ropeApply row by row bit for bit (adjacent pairs and neox, partial rotary dims), and refuses rotated dims wider than a head', () => {
+  const rng = createRng(91);
+  for (const [nTok, nHeads, headDim, nRot] of [[5, 3, 16, 16], [3, 2, 64, 32], [1, 4, 8, 8], [7, 1, 10, 6]] as const) {
+    const half = nRot >> 1;
+    const x = randF32(rng, nTok * nHeads * headDim, 3);
+    const cos = randF32(rng, nTok * half), sin = randF32(rng, nTok * half);
+    for (const neox of [false, true]) {
+      const a = x.slice(), b = x.slice();
+      one.ropeRows(a, nTok, nHeads, headDim, nRot, cos, sin, neox);
+      for (let t = 0; t < nTok; t++) ropeApply(b, t * nHeads * headDim, nHeads, headDim, nRot, cos, sin, t * half, neox);
+      assert.deepEqual(a, b, `nTok=${nTok} heads=${nHeads} headDim=${headDim} nRot=${nRot} neox=${neox}`);
+    }
+  }
+  assert.throws(() => one.ropeRows(new Float32Array(16), 1, 2, 8, 10, new Float32Array(5), new Float32Array(5), false), /rotated dims/);
 });

@@ -284,6 +284,18 @@ export class WasmBackend {
   }
 
   /**
+   * Rotary embedding of nTok rows (nHeads·headDim values each) of x in place, from the tables
+   * cos/sin (nTok × nRot/2): the same bits as the TypeScript ropeApply row by row.
+   */
+  ropeRows(x: Float32Array, nTok: number, nHeads: number, headDim: number, nRot: number, cos: Float32Array, sin: Float32Array, neox: boolean): void {
+    const n = nTok * nHeads * headDim, nc = nTok * (nRot >> 1);
+    if (nRot > headDim || (nRot & 1) !== 0) throw new InvalidOptionError(`rope: ${nRot} rotated dims do not fit heads of ${headDim}`);
+    const xp = this.input(x, 'x', n), cp = this.input(cos, 'k', nc), sp = this.input(sin, 'v', nc);
+    this.kernels.ropeRows(xp, nTok, nHeads, headDim, nRot, cp, sp, neox ? 1 : 0);
+    this.finish(x, xp, n);
+  }
+
+  /**
    * Causal attention of nTok queries at positions start.. against caches k, v laid out as
    * src/kv/cache.ts says (blocks of KV_BLOCK positions, head-major inside), holding at least
    * start + nTok positions; q, out (nTok, nHead·headDim).

@@ -58,6 +58,7 @@ export interface KernelExports {
   dequantRow(type: number, w: number, y: number, n: number): void;
   rmsnorm(out: number, x: number, w: number, n: number, eps: number): void;
   rmsnormRows(out: number, x: number, w: number, n: number, rows: number, eps: number): void;
+  ropeRows(x: number, nTok: number, nHeads: number, headDim: number, nRot: number, cos: number, sin: number, neox: number): void;
   softmax(x: number, n: number): void;
   swiglu(out: number, gate: number, up: number, n: number): void;
   add(out: number, a: number, b: number, n: number): void;

@@ -9,7 +9,7 @@ import { chunkBytes, gatherRow } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
-export { rmsnorm, rmsnormRows, softmax, swiglu, gelu, rope, add } from './ops';
+export { rmsnorm, rmsnormRows, softmax, swiglu, gelu, rope, ropeRows, add } from './ops';
 export { attention, storeHalf, storeKV } from './attention';
 export { chunkBytes, interleaveRows, gatherRow } from './interleave';
 export { hasQuads, packQuads, quadBytes, quadScratchBytes } from './panel';

@@ -115,6 +115,29 @@ export function rope(x: usize, nHeads: i32, headDim: i32, ropeDim: i32, pos: f64
   }
 }
 
+/**
+ * Rotary embedding of nTok rows of nHeads·headDim f32 at x, in place, from precomputed tables:
+ * row t rotates its first nRot dims per head by cos/sin[t·nRot/2 + i] (adjacent pairs, or with
+ * `neox` the halves i, i + nRot/2). Arithmetic in f64 rounded once to f32, as the TypeScript
+ * kernel (src/model/kernels/rope.ts ropeApply) does in JavaScript numbers: the same bits.
+ */
+export function ropeRows(x: usize, nTok: i32, nHeads: i32, headDim: i32, nRot: i32, cos: usize, sin: usize, neox: bool): void {
+  const half = nRot >> 1;
+  for (let t = 0; t < nTok; t++) {
+    const cs = <usize>(t * half) << 2;
+    for (let h = 0; h < nHeads; h++) {
+      const b = x + (<usize>((t * nHeads + h) * headDim) << 2);
+      for (let i = 0; i < half; i++) {
+        const pa = b + (<usize>(neox ? i : 2 * i) << 2), pb = neox ? pa + (<usize>half << 2) : pa + 4;
+        const c = <f64>load<f32>(cos + cs + (<usize>i << 2)), s = <f64>load<f32>(sin + cs + (<usize>i << 2));
+        const x0 = <f64>load<f32>(pa), x1 = <f64>load<f32>(pb);
+        store<f32>(pa, <f32>(x0 * c - x1 * s));
+        store<f32>(pb, <f32>(x0 * s + x1 * c));
+      }
+    }
+  }
+}
+
 /** out[i] = a[i] + b[i] for i < n (residual connections); out may alias a or b. */
 export function add(out: usize, a: usize, b: usize, n: i32): void {
   let i = 0;
