@@ -156,7 +156,6 @@ export class TransformerModel implements Model {
     const c = this.config;
     const nT = tokens.length;
     const pos0 = cache.length;
-    cache.ensureRoom(nT);
     const s = this.scratchFor(nT);
     if (this.scores.length < pos0 + nT) this.scores = new Float32Array(Math.max(pos0 + nT, Math.min(c.nCtx, 2 * (pos0 + nT))));
     const E = c.nEmbd, qDim = this.qDim, kvDim = this.kvDim, headDim = c.headDim;

@@ -371,7 +371,6 @@ export class WasmBackend {
     return p;
   }
 
-  /** Pointer to n f32 of `a` from element `off`: in place when `a` is ours, else a staged copy. */
   /**
    * The activations at xp (nTok × nIn f32) quantized for the int8 kernels of `type`: int8 blocks
    * (xq, xd), or with `quads` the prefill's interleaved form (xq: quads, xd: unused). Done once
@@ -416,6 +415,7 @@ export class WasmBackend {
     else this.kernels.quantizeBlocks(xq, xd, xp, nb);
   }
 
+  /** Pointer to n f32 of `a` from element `off`: in place when `a` is ours, else a staged copy. */
   private input(a: Float32Array, role: string, n: number, off = 0): number {
     if (off + n > a.length) throw new InvalidOptionError(`wasm backend: array of ${a.length} values is too short for ${off}+${n}`);
     if (this.heap.owns(a)) return a.byteOffset + off * 4;

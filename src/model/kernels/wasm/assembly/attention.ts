@@ -157,12 +157,7 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
     }
     v128.store(s + (<usize>p << 2), f32x4.mul(sums4(a0, a1, a2, a3), sc));
   }
-  for (; p < n; p++) {
-    const kp = k + <usize>(p >> 2) * tile + <usize>((p & 3) << 2) * es;
-    let a = f32x4.splat(0);
-    for (let i = 0; i < hd; i += 4) a = madd(load4<T>(kp + (<usize>i << 2) * es), query<T>(q + (<usize>i << 2), u), a);
-    store<f32>(s + (<usize>p << 2), lanesSum(a, sc));
-  }
+  for (; p < n; p++) scoreOneT<T>(s, q, k, p, hd, scale);
 }
 
 /** scoresT for two queries (qa → sa, qb → sb) over the same n positions, sharing the key loads. */

@@ -5,7 +5,7 @@ import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ4K, dotQ6K, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { group4x2F32, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
-import { chunkBytes, gatherRow } from './interleave';
+import { blockStride, chunkBytes, gatherRow, rowIn } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
@@ -34,7 +34,8 @@ const QTILE: i32 = 16;
  * F16, one token, xq ≠ 0: xq holds x·2^112 (scaleHalfX), see dotHalfScaled.
  * Block-quantized types with xq ≠ 0: integer dots against the activations quantized by
  * quantizeBlocks (xq: nTok·nIn i16, xd: nTok·nIn/32 pairs of f32), each weight row read once per tile of
- * QTILE tokens; with the QUADS flag (Q8_0, Q4_0 prefill) xq holds the interleaved form of panel.ts. Other types, one token: fused dequantize+dot per row. Several: each row is
+ * QTILE tokens; with the QUADS flag (prefill of Q8_0, Q4_0 and the K-quants, 8+ tokens) xq holds
+ * the interleaved form of panel.ts. Other types, one token: fused dequantize+dot per row. Several: each row is
  * dequantized once per tile into `scratch` (nIn f32) and dotted with every token of the tile.
  * `xs`: Σx per 32-element block per token ((nTok, nIn/32) f32) for formats with a min term.
  * `typeFlags`: the GGML type, | INTERLEAVED when the matrix was rearranged by interleaveRows:
@@ -56,10 +57,9 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
   if (nTok == 1 && xq != 0 && cb == 0 && (type == Q4_K || type == Q5_K || type == Q6_K)) {
     // K-quant decode: the row kernel called straight from a loop per type (through dotRowQ and the
     // general loop below, the per-row overhead was a tenth of the decode time)
-    const o0 = out + (<usize>r0 << 2);
-    if (type == Q4_K) for (let r = r0; r < r1; r++) { const o = o0 + (<usize>(r - r0) << 2); store<f32>(o, dotQ4K(false, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
-    else if (type == Q5_K) for (let r = r0; r < r1; r++) { const o = o0 + (<usize>(r - r0) << 2); store<f32>(o, dotQ4K(true, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
-    else for (let r = r0; r < r1; r++) { const o = o0 + (<usize>(r - r0) << 2); store<f32>(o, dotQ6K(w + <usize>r * rb, xq, xd, nIn, o)); }
+    if (type == Q4_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ4K(false, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
+    else if (type == Q5_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ4K(true, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
+    else for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ6K(w + <usize>r * rb, xq, xd, nIn, o)); }
     return;
   }
   if (ASC_FEATURE_RELAXED_SIMD && xq != 0 && compactInt8(type)) {
@@ -182,18 +182,6 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
   else rowQ6Kx2r(row, xq, xd, qb, dd, n, out, os);
 }
 
-/** Where row r starts: its first chunk inside an interleaved group, else its GGUF-order row. */
-// @ts-ignore: decorator
-@inline function rowIn(w: usize, r: i32, rb: usize, cb: usize, n4: i32): usize {
-  return r < n4 ? w + <usize>(r & ~3) * rb + <usize>(r & 3) * cb : w + <usize>r * rb;
-}
-
-/** Bytes between consecutive blocks of row r: 4·cb inside an interleaved group, else `plain`. */
-// @ts-ignore: decorator
-@inline function blockStride(r: i32, cb: usize, n4: i32, plain: usize): usize {
-  return r < n4 ? cb << 2 : plain;
-}
-
 /** Row r in GGUF order: in place, or (rows of interleaved groups) copied to gbuf. */
 // @ts-ignore: decorator
 @inline function rowAt(w: usize, r: i32, rb: usize, cb: usize, n4: i32, gbuf: usize): usize {
@@ -218,8 +206,7 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
       v128.store(o, rows4(type, w + <usize>r * rb, cb, cb << 2, x, xq, xd, nIn, o));
       r += 4;
     } else {
-      const row = r < n4 ? w + <usize>(r & ~3) * rb + <usize>(r & 3) * cb : w + <usize>r * rb;
-      v128.store32_lane(o, rows4(type, row, 0, r < n4 ? cb << 2 : cb, x, xq, xd, nIn, o), 0);
+      v128.store32_lane(o, rows4(type, rowIn(w, r, rb, cb, n4), 0, blockStride(r, cb, n4, cb), x, xq, xd, nIn, o), 0);
       r++;
     }
   }

@@ -56,3 +56,15 @@ export function gatherRow(dst: usize, group: usize, j: i32, rb: usize, cb: usize
   const src = group + <usize>j * cb;
   for (let c: usize = 0; c < nc; c++) copyChunk(dst + c * cb, src + (c << 2) * cb, cb);
 }
+
+/** Where row r starts: its first chunk inside an interleaved group (r < n4), else its GGUF-order row. */
+// @ts-ignore: decorator
+@inline export function rowIn(w: usize, r: i32, rb: usize, cb: usize, n4: i32): usize {
+  return r < n4 ? w + <usize>(r & ~3) * rb + <usize>(r & 3) * cb : w + <usize>r * rb;
+}
+
+/** Bytes between consecutive chunks of row r: 4·cb inside an interleaved group, else `plain`. */
+// @ts-ignore: decorator
+@inline export function blockStride(r: i32, cb: usize, n4: i32, plain: usize): usize {
+  return r < n4 ? cb << 2 : plain;
+}

@@ -23,6 +23,8 @@
 //    sub-block; Q6_K: d·scale of its two 16-value sub-blocks).
 import { half, halfK } from './simd';
 import { Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, minK, scaleK } from './rows';
+import { QC } from './q8';
+import { blockStride, rowIn } from './interleave';
 
 const QUAD_I8: usize = 208, QUAD_I16: usize = 336;
 /** Where the per-token values sit in a quad block, in bytes before its end (see above). */
@@ -35,13 +37,8 @@ const Q_D: usize = 80, Q_S8: usize = 64, Q_DS: usize = 48, Q_LO32: usize = 32, Q
  */
 const PTILE: i32 = 128, TILE_BYTES: usize = 1 << 20;
 
-/** i16 lanes of 1 (widening pair sums by i32x4.dot_i16x8_s), bytes of 0x0f, bytes of 1, bytes of 3. */
-const PC = memory.data<u16>([
-  1, 1, 1, 1, 1, 1, 1, 1,
-  0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f, 0x0f0f,
-  0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101,
-  0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303,
-], 16);
+// Constants from q8.ts's table QC: i16 lanes of 1 at +16 (widening pair sums by
+// i32x4.dot_i16x8_s), bytes of 0x0f at +128, of 1 at +144, of 3 at +160.
 
 /** Whether matmul of `type` runs prefill over quads (packQuads) here. */
 export function hasQuads(type: i32): bool {
@@ -84,7 +81,7 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
   const i8 = i8Form(type), nb = n >> 5;
   const qb: usize = i8 ? <usize>n : <usize>n << 1, bq: usize = i8 ? 32 : 64, qs = i8 ? QUAD_I8 : QUAD_I16;
   const dd = <usize>nb << 3;
-  const ones = v128.load(PC), bytes1 = v128.load(PC, 32), z = i32x4.splat(0);
+  const ones = v128.load(QC, 16), bytes1 = v128.load(QC, 144), z = i32x4.splat(0);
   for (let q = 0; q < (nTok + 3) >> 2; q++) {
     const nt = min(4, nTok - 4 * q);
     const t0 = <usize>(4 * q);
@@ -150,7 +147,7 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
  */
 // @ts-ignore: decorator
 @inline function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32): void {
-  const m4 = v128.load(PC, 16);
+  const m4 = v128.load(QC, 128);
   const pb = panelBlock(type);
   for (let b = 0; b < nb; b++) {
     const d = dst + <usize>b * pb;
@@ -167,7 +164,7 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
       // = low or high nibble (g/2) of ql[64h + 32(g%2) + l] | bits 2g, 2g+1 of qh[32h + l] << 4
       const q = p + <usize>(b >> 3) * bs, i = b & 7, h = <usize>(i >> 2), g = i & 3;
       const ql = q + (h << 6) + (<usize>(g & 1) << 5), qh = q + 128 + (h << 5), sc = q + 192 + (h << 3) + <usize>(g << 1);
-      const sl = (g >> 1) << 2, sh = g << 1, m3 = v128.load(PC, 48);
+      const sl = (g >> 1) << 2, sh = g << 1, m3 = v128.load(QC, 160);
       lo = v128.or(v128.and(i16x8.shr_u(v128.load(ql), sl), m4), i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh), sh), m3), 4));
       hi = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 16), sl), m4), i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh, 16), sh), m3), 4));
       const dq = halfK(load<u16>(q, 208));
@@ -182,7 +179,7 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
       lo = v128.and(i16x8.shr_u(v128.load(qs), sh), m4);
       hi = v128.and(i16x8.shr_u(v128.load(qs, 16), sh), m4);
       if (type == Q5_K) {
-        const b1 = v128.load(PC, 32);
+        const b1 = v128.load(QC, 144);
         lo = v128.or(lo, i16x8.shl(v128.and(i16x8.shr_u(v128.load(q, 16), j), b1), 4));
         hi = v128.or(hi, i16x8.shl(v128.and(i16x8.shr_u(v128.load(q, 32), j), b1), 4));
       }
@@ -207,7 +204,7 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
 /**
  * Prefill of rows [r0, r1) over quads (packQuads at xt, nTok tokens): per tile of tokens,
  * the panels of two rows at a time are built in `scratch` and run against the tile's quads. Row
- * r's first block is at rowStart(r) (inside an interleaved group or in GGUF order), its blocks
+ * r's first block is at rowIn(r) (interleave.ts: inside an interleaved group or in GGUF order), its blocks
  * (Q4_K/Q5_K/Q6_K: super-blocks) 4·cb bytes apart inside a group, else the block size. out:
  * nTok × nOut f32.
  */
@@ -221,6 +218,8 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
 
 // @ts-ignore: decorator
 @inline function quadRowsOf(type: i32, out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+  // bytes of one block in GGUF order (the K-quants: of one 256-value super-block), spelled out so
+  // it stays a compile-time constant per type (taken from rowBytes, the loops ran 15% slower)
   const nb = n >> 5, plain: usize = type == Q8_0 ? 34 : type == Q4_K ? 144 : type == Q5_K ? 176 : type == Q6_K ? 210 : 18;
   const qs = <usize>nb * (i8Form(type) ? QUAD_I8 : QUAD_I16), os = <usize>nOut << 2;
   const second = scratch + panelBytes(type, n);
@@ -231,8 +230,8 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
     for (let r = r0; r < r1; r += 2) {
       // two rows (the last one twice when r1 − r0 is odd) × two quads per pass
       const two = r + 1 < r1;
-      buildPanel(type, scratch, rowStart(w, r, rb, cb, n4), r < n4 ? cb << 2 : plain, nb);
-      if (two) buildPanel(type, second, rowStart(w, r + 1, rb, cb, n4), r + 1 < n4 ? cb << 2 : plain, nb);
+      buildPanel(type, scratch, rowIn(w, r, rb, cb, n4), blockStride(r, cb, n4, plain), nb);
+      if (two) buildPanel(type, second, rowIn(w, r + 1, rb, cb, n4), blockStride(r + 1, cb, n4, plain), nb);
       const o = out + (<usize>r << 2);
       let t = t0;
       for (; t + 8 <= t1; t += 8) {
@@ -245,12 +244,6 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
       }
     }
   }
-}
-
-/** Where row r's first block is (inside an interleaved group, or in GGUF order). */
-// @ts-ignore: decorator
-@inline function rowStart(w: usize, r: i32, rb: usize, cb: usize, n4: i32): usize {
-  return r < n4 ? w + <usize>(r & ~3) * rb + <usize>(r & 3) * cb : w + <usize>r * rb;
 }
 
 /**
@@ -275,7 +268,7 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
     let v00: v128, v01: v128, v10: v128, v11: v128;
     if (type == Q6_K) {
       // two 16-value sub-blocks per block, each with its own scale; 6-bit quants in 0..63
-      const ones = v128.load(PC);
+      const ones = v128.load(QC, 16);
       // positions 0..15
       if (ASC_FEATURE_RELAXED_SIMD && i8) {
         wa = v128.load(wA, 0); wb = v128.load(wB, 0); xa = v128.load(p0, 0); xb = v128.load(p1, 0);
@@ -364,7 +357,7 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
     }
     if (ASC_FEATURE_RELAXED_SIMD && i8 && type == Q5_K) {
       // 5-bit quants: i16 lanes hold four steps (≤ 4·2·31·127 = 31496), so widen twice per block
-      const ones = v128.load(PC);
+      const ones = v128.load(QC, 16);
       wa = v128.load(wA, 0); wb = v128.load(wB, 0); xa = v128.load(p0, 0); xb = v128.load(p1, 0);
       v00 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa); v01 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa); v10 = i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb); v11 = i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb);
       wa = v128.load(wA, 16); wb = v128.load(wB, 16); xa = v128.load(p0, 16); xb = v128.load(p1, 16);
@@ -408,7 +401,7 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
       fence4(out, u00, u01, u10, u11);
       wa = v128.load(wA, 112); wb = v128.load(wB, 112); xa = v128.load(p0, 112); xb = v128.load(p1, 112);
       u00 = i16x8.add(u00, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wa)); u01 = i16x8.add(u01, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wa)); u10 = i16x8.add(u10, i16x8.relaxed_dot_i8x16_i7x16_s(xa, wb)); u11 = i16x8.add(u11, i16x8.relaxed_dot_i8x16_i7x16_s(xb, wb));
-      const ones = v128.load(PC);
+      const ones = v128.load(QC, 16);
       u00 = i32x4.dot_i16x8_s(u00, ones); u01 = i32x4.dot_i16x8_s(u01, ones);
       u10 = i32x4.dot_i16x8_s(u10, ones); u11 = i32x4.dot_i16x8_s(u11, ones);
     } else {

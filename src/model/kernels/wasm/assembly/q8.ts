@@ -12,7 +12,7 @@ import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
  * (as i32x4) the f16 → f32 mask 0x8fffe000 and 2^112, and (bytes) 0x0f at offset 128, 0x01 at 144,
  * 0x03 at 160, 0x20 at 176.
  */
-const QC = memory.data<u16>([
+export const QC = memory.data<u16>([
   15, 15, 15, 15, 15, 15, 15, 15,
   1, 1, 1, 1, 1, 1, 1, 1,
   3, 3, 3, 3, 3, 3, 3, 3,
