@@ -158,7 +158,9 @@ test('a client abort mid-stream stops the generation and frees the queue', { ski
 
 test('a request whose client leaves while it waits in the queue never runs', { skip }, async () => {
   const seen = srv.records.length;
-  const long = srv.client.completions.create({ model: MODEL, prompt: PROMPT, max_tokens: 300, temperature: 1, seed: 1, logit_bias: { 1: -100, 2: -100 } });
+  // four samples of 300 tokens: busy long enough that the second request surely queues behind it
+  // (one sample took only tens of milliseconds on the compiled kernels and sometimes ended first)
+  const long = srv.client.completions.create({ model: MODEL, prompt: PROMPT, max_tokens: 300, n: 4, temperature: 1, seed: 1, logit_bias: { 1: -100, 2: -100 } });
   const ac = new AbortController();
   const waiting = srv.client.completions.create({ model: MODEL, prompt: PROMPT, max_tokens: 5, temperature: 0 }, { signal: ac.signal });
   // let both requests reach the server, then leave
