@@ -168,3 +168,24 @@ test('interleaved F16 decode falls back for activations beyond the pre-scaling r
   one.matmul(a, wi, x, nIn, nOut, 1);
   for (let o = 0; o < nOut; o++) assert.ok(Math.abs(a[o]! - y[o]!) <= REL_TOL * mag[o]!, `[${o}] ${a[o]} vs ${y[o]}`);
 });
+
+test('interleaved F32 and F16 groups: a token prefilled with others gets the same bits as the token decoded alone', () => {
+  // The decode kernels (rows4F32, rows4Half over paired halves) and the prefill tiles (group4x2F32,
+  // f16 groups converted back to element order first) take the same steps per row and token.
+  const rng = createRng(21);
+  for (const type of [GGMLType.F32, GGMLType.F16]) {
+    for (const be of [one, two]) {
+      const nIn = 96, nOut = 12, nTok = 5;
+      const w = copyOf(randWeight(rng, type, nIn, nOut), nIn, nOut);
+      be.interleave(w);
+      const x = randF32(rng, nIn * nTok);
+      const all = new Float32Array(nOut * nTok);
+      be.matmul(all, w, x, nIn, nOut, nTok);
+      for (let t = 0; t < nTok; t++) {
+        const alone = new Float32Array(nOut);
+        be.matmul(alone, w, x.subarray(t * nIn, (t + 1) * nIn), nIn, nOut, 1);
+        assert.deepEqual(alone, all.subarray(t * nOut, (t + 1) * nOut), `${typeName(type)} threads=${be.threads} token ${t}`);
+      }
+    }
+  }
+});

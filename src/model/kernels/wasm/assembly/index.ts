@@ -4,7 +4,7 @@ import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows
 import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ4K, dotQ6K, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
-import { group4x2F32, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
+import { dequantGroupHalf, group4x2F32, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
 import { blockStride, chunkBytes, gatherRow, rowIn } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
@@ -122,8 +122,8 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
 
 /**
  * Prefill of rows [g0, g1) (whole interleaved f32/f16 groups): per tile of TILE tokens, each group
- * (f16: first converted chunk by chunk into `scratch`, keeping the interleaving) against token
- * pairs with group4x2F32, an odd last token with rows4F32.
+ * (f16: first converted into `scratch` by dequantGroupHalf, chunks in the group's order, each
+ * back in element order) against token pairs with group4x2F32, an odd last token with rows4F32.
  */
 function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, nIn: i32, nOut: i32, nTok: i32, g0: i32, g1: i32, scratch: usize): void {
   const xb = <usize>nIn << 2, os = <usize>nOut << 2;
@@ -131,7 +131,7 @@ function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb:
     const t1 = min(nTok, t0 + TILE);
     for (let g = g0; g < g1; g += 4) {
       let grp = w + <usize>g * rb;
-      if (type == F16) { dequantRow(F16, grp, scratch, nIn << 2); grp = scratch; }
+      if (type == F16) { dequantGroupHalf(grp, scratch, nIn << 2); grp = scratch; }
       let t = t0;
       for (; t + 2 <= t1; t += 2) group4x2F32(grp, x + <usize>t * xb, xb, nIn, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
       if (t < t1) v128.store(out + ((<usize>t * <usize>nOut + <usize>g) << 2), rows4F32(grp, 64, 256, x + <usize>t * xb, nIn));
@@ -205,6 +205,10 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
     if ((r & 3) == 0 && r + 4 <= end) {
       v128.store(o, rows4(type, w + <usize>r * rb, cb, cb << 2, x, xq, xd, nIn, o));
       r += 4;
+    } else if (type == F16 && r >= n4) {
+      // a trailing f16 row is in GGUF order (rows4Half reads paired halves)
+      store<f32>(o, dotHalfScaled(w + <usize>r * rb, xq, nIn));
+      r++;
     } else {
       v128.store32_lane(o, rows4(type, rowIn(w, r, rb, cb, n4), 0, blockStride(r, cb, n4, cb), x, xq, xd, nIn, o), 0);
       r++;

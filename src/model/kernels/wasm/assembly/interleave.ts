@@ -1,6 +1,10 @@
 // The row-interleaved weight layout of rows4.ts: each group of four rows stored chunk by chunk.
 // interleaveRows rearranges a matrix in place once (at model load); gatherRow copies one row of a
 // group back into GGUF order (for the prefill kernels, which read one row against many tokens).
+// Inside a grouped f16 chunk the halves are also paired: each 8 halves h0..h7 are stored as
+// h0 h4 h1 h5 h2 h6 h3 h7, so 32-bit lane j holds h_j (low) and h_{j+4} (high) and the decode
+// kernel widens both with one multiply-add each (rows4.ts rows4Half) instead of a load-and-extend
+// plus a shift per four values. Every half keeps its encoding; only the order changes.
 import { F16, F32, Q4_0, Q8_0 } from './rows';
 
 /**
@@ -47,13 +51,33 @@ export function interleaveRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: u
       copyChunk(d + 2 * cb, tmp + 2 * rb + c * cb, cb);
       copyChunk(d + 3 * cb, tmp + 3 * rb + c * cb, cb);
     }
+    if (cb == 32) for (let o: usize = 0; o < rb << 2; o += 16) v128.store(base + o, pairHalves(v128.load(base + o)));
   }
+}
+
+/** h0..h7 → h0 h4 h1 h5 h2 h6 h3 h7 (the f16 chunk order inside a group, see above). */
+// @ts-ignore: decorator
+@inline function pairHalves(v: v128): v128 {
+  return v128.shuffle<u16>(v, v, 0, 4, 1, 5, 2, 6, 3, 7);
+}
+
+/** The inverse of pairHalves: back to GGUF order. */
+// @ts-ignore: decorator
+@inline export function unpairHalves(v: v128): v128 {
+  return v128.shuffle<u16>(v, v, 0, 2, 4, 6, 1, 3, 5, 7);
 }
 
 /** Copy row j (0..3) of the interleaved group starting at `group` into dst in GGUF order. */
 export function gatherRow(dst: usize, group: usize, j: i32, rb: usize, cb: usize): void {
   const nc = rb / cb;
   const src = group + <usize>j * cb;
+  if (cb == 32) {
+    for (let c: usize = 0; c < nc; c++) {
+      const s = src + (c << 2) * cb, d = dst + c * cb;
+      v128.store(d, unpairHalves(v128.load(s))); v128.store(d, unpairHalves(v128.load(s, 16)), 16);
+    }
+    return;
+  }
   for (let c: usize = 0; c < nc; c++) copyChunk(dst + c * cb, src + (c << 2) * cb, cb);
 }
 

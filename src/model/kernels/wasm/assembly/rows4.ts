@@ -22,6 +22,8 @@ const C4 = memory.data<u16>([
   0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff, 0xe000, 0x8fff, // +32: f16 → f32 mask (i32)
   0, 0x7780, 0, 0x7780, 0, 0x7780, 0, 0x7780, // +48: 2^112 (f32)
   1, 1, 1, 1, 1, 1, 1, 1, // +64: i16 ones
+  8192, 0, 8192, 0, 8192, 0, 8192, 0, // +80: i16 pairs (2^13, 0): the low half of each lane, shifted
+  0, 8192, 0, 8192, 0, 8192, 0, 8192, // +96: i16 pairs (0, 2^13): the high half
 ], 16);
 
 /**
@@ -49,37 +51,56 @@ export function rows4F32(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128
 }
 
 /**
- * Four f16 rows of n values (n a multiple of 16; a chunk is 16 halves) · x, with x pre-multiplied
- * by 2^112 (rows.ts scaleHalfX): each half is sign-extended, shifted into f32 position and masked,
- * and the 2^112 scale of x undoes the exponent offset exactly, so every product equals w·x and
- * the steps are those of rows4F32 (and of the f16 prefill, which converts a group to f32 first).
+ * Four f16 rows of n values (n a multiple of 16; a chunk is 16 halves, paired as interleave.ts
+ * stores them: lane j of each 16 bytes holds halves j and j + 4) · x, with x pre-multiplied by
+ * 2^112 (rows.ts scaleHalfX). i32x4.dot_i16x8_s against (2^13, 0) or (0, 2^13) sign-extends one
+ * half of every lane and shifts it into f32 position in one instruction; the mask drops the
+ * copies of the sign, and the 2^112 scale of x undoes the exponent offset exactly, so every
+ * product equals w·x. The steps per lane are those of rows4F32 (values 4k..4k+3 against x's
+ * vector k, in order), and of the f16 prefill, which converts a group to f32 first.
+ * (Load-and-extend, shift and mask per four values, as before, ran at 17.7 GB/s from cache on a
+ * Zen 3 core, this at 21; 110M F16 decode 0.93× → 1.06× of llama.cpp.)
  */
 export function rows4Half(w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
-  const mask = v128.load(C4, 32);
+  const mask = v128.load(C4, 32), lo = v128.load(C4, 80), hi = v128.load(C4, 96);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let i = 0; i < n; i += 16) {
     const xo = x + (<usize>i << 2);
     const p0 = w + <usize>(i >> 4) * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
     // unrolled with immediate offsets (a loop here costs V8 a stack check and reloads per step);
-    // the stores keep TurboFan from hoisting all sixteen loads (see q8.ts dotRowQ)
-    let u: v128;
-    u = v128.load(xo, 0);
-    a0 = madd(v128.and(i32x4.shl(v128.load16x4_s(p0, 0), 13), mask), u, a0); a1 = madd(v128.and(i32x4.shl(v128.load16x4_s(p1, 0), 13), mask), u, a1);
-    a2 = madd(v128.and(i32x4.shl(v128.load16x4_s(p2, 0), 13), mask), u, a2); a3 = madd(v128.and(i32x4.shl(v128.load16x4_s(p3, 0), 13), mask), u, a3);
+    // the stores keep TurboFan from hoisting all eight loads (see q8.ts dotRowQ)
+    let u: v128, v: v128, c0: v128, c1: v128, c2: v128, c3: v128;
+    u = v128.load(xo, 0); v = v128.load(xo, 16);
+    c0 = v128.load(p0); c1 = v128.load(p1); c2 = v128.load(p2); c3 = v128.load(p3);
+    a0 = madd(halfLanes(c0, lo, mask), u, a0); a1 = madd(halfLanes(c1, lo, mask), u, a1); a2 = madd(halfLanes(c2, lo, mask), u, a2); a3 = madd(halfLanes(c3, lo, mask), u, a3);
+    a0 = madd(halfLanes(c0, hi, mask), v, a0); a1 = madd(halfLanes(c1, hi, mask), v, a1); a2 = madd(halfLanes(c2, hi, mask), v, a2); a3 = madd(halfLanes(c3, hi, mask), v, a3);
     v128.store32_lane(fence, a0, 0); v128.store32_lane(fence, a1, 0); v128.store32_lane(fence, a2, 0); v128.store32_lane(fence, a3, 0);
-    u = v128.load(xo, 16);
-    a0 = madd(v128.and(i32x4.shl(v128.load16x4_s(p0, 8), 13), mask), u, a0); a1 = madd(v128.and(i32x4.shl(v128.load16x4_s(p1, 8), 13), mask), u, a1);
-    a2 = madd(v128.and(i32x4.shl(v128.load16x4_s(p2, 8), 13), mask), u, a2); a3 = madd(v128.and(i32x4.shl(v128.load16x4_s(p3, 8), 13), mask), u, a3);
-    v128.store32_lane(fence, a0, 0); v128.store32_lane(fence, a1, 0); v128.store32_lane(fence, a2, 0); v128.store32_lane(fence, a3, 0);
-    u = v128.load(xo, 32);
-    a0 = madd(v128.and(i32x4.shl(v128.load16x4_s(p0, 16), 13), mask), u, a0); a1 = madd(v128.and(i32x4.shl(v128.load16x4_s(p1, 16), 13), mask), u, a1);
-    a2 = madd(v128.and(i32x4.shl(v128.load16x4_s(p2, 16), 13), mask), u, a2); a3 = madd(v128.and(i32x4.shl(v128.load16x4_s(p3, 16), 13), mask), u, a3);
-    v128.store32_lane(fence, a0, 0); v128.store32_lane(fence, a1, 0); v128.store32_lane(fence, a2, 0); v128.store32_lane(fence, a3, 0);
-    u = v128.load(xo, 48);
-    a0 = madd(v128.and(i32x4.shl(v128.load16x4_s(p0, 24), 13), mask), u, a0); a1 = madd(v128.and(i32x4.shl(v128.load16x4_s(p1, 24), 13), mask), u, a1);
-    a2 = madd(v128.and(i32x4.shl(v128.load16x4_s(p2, 24), 13), mask), u, a2); a3 = madd(v128.and(i32x4.shl(v128.load16x4_s(p3, 24), 13), mask), u, a3);
+    u = v128.load(xo, 32); v = v128.load(xo, 48);
+    c0 = v128.load(p0, 16); c1 = v128.load(p1, 16); c2 = v128.load(p2, 16); c3 = v128.load(p3, 16);
+    a0 = madd(halfLanes(c0, lo, mask), u, a0); a1 = madd(halfLanes(c1, lo, mask), u, a1); a2 = madd(halfLanes(c2, lo, mask), u, a2); a3 = madd(halfLanes(c3, lo, mask), u, a3);
+    a0 = madd(halfLanes(c0, hi, mask), v, a0); a1 = madd(halfLanes(c1, hi, mask), v, a1); a2 = madd(halfLanes(c2, hi, mask), v, a2); a3 = madd(halfLanes(c3, hi, mask), v, a3);
   }
   return sums4(a0, a1, a2, a3);
+}
+
+/** One half of each 32-bit lane of v (sel: C4 +80 low, +96 high) as f32 bits of w·2^−112. */
+// @ts-ignore: decorator
+@inline function halfLanes(v: v128, sel: v128, mask: v128): v128 {
+  return v128.and(i32x4.dot_i16x8_s(v, sel), mask);
+}
+
+/**
+ * n f32 at y = the interleaved f16 group at w (4·n halves, paired as interleave.ts stores them),
+ * in the group's chunk order with each chunk back in element order: what rows4F32 and
+ * group4x2F32 read. Exact (the same values as rows.ts dequantRow).
+ */
+export function dequantGroupHalf(w: usize, y: usize, n: i32): void {
+  const mask = v128.load(C4, 32), lo = v128.load(C4, 80), hi = v128.load(C4, 96), k = v128.load(C4, 48);
+  for (let i: usize = 0; i < <usize>n << 1; i += 16) {
+    const v = v128.load(w + i), d = y + (i << 1);
+    v128.store(d, f32x4.mul(halfLanes(v, lo, mask), k));
+    v128.store(d, f32x4.mul(halfLanes(v, hi, mask), k), 16);
+  }
 }
 
 /**
