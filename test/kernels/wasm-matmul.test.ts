@@ -213,3 +213,33 @@ test('quantized activations are reused only for byte-identical input: an array c
     }
   }
 });
+
+test('Q6_K decode as the first op of a fresh backend: its per-thread scratch (activation group sums) exists, results within the int8 bound, nothing else overwritten', async () => {
+  const rng = createRng(66);
+  // rows of 8192 values: 2 KiB of group sums, more than the kernels' unused first 1 KiB of memory
+  const nIn = 8192, nOut = 9;
+  for (const threads of [1, 2]) {
+    const be = createWasmBackend({ threads, parallelMinMacs: 0 });
+    try {
+      const w = randWeight(rng, GGMLType.Q6_K, nIn, nOut), x = randF32(rng, nIn);
+      const wf = weightToF32(w, nIn, nOut);
+      const { y } = refMatmul(wf, x, nIn, nOut, 1);
+      const a = new Float32Array(nOut);
+      be.matmul(a, w, x, nIn, nOut, 1);
+      for (let o = 0; o < nOut; o++) assert.ok(Math.abs(a[o]! - y[o]!) <= int8Bound(wf, x, nIn, o, 0), `threads=${threads} [${o}]: ${a[o]} vs ${y[o]}`);
+      // the kernels' constant tables (low addresses) are intact: a Q4_0 and an f16 product still match
+      for (const type of [GGMLType.Q4_0, GGMLType.F16]) {
+        const w2 = randWeight(rng, type, 96, 5), x2 = randF32(rng, 96), w2f = weightToF32(w2, 96, 5);
+        const { y: y2, mag } = refMatmul(w2f, x2, 96, 5, 1);
+        const b = new Float32Array(5);
+        be.matmul(b, w2, x2, 96, 5, 1);
+        for (let o = 0; o < 5; o++) {
+          const bound = type === GGMLType.Q4_0 ? int8Bound(w2f, x2, 96, o, 0) : REL_TOL * mag[o]! + 1e-30;
+          assert.ok(Math.abs(b[o]! - y2[o]!) <= bound, `threads=${threads} ${typeName(type)} [${o}]: ${b[o]} vs ${y2[o]}`);
+        }
+      }
+    } finally {
+      await be.close();
+    }
+  }
+});

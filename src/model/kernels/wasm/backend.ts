@@ -203,6 +203,8 @@ export class WasmBackend {
     let xq = 0, xd = 0, quads = 0;
     if (this.int8 && this.kernels.hasIntDot(w.type)) {
       ({ xq, xd } = this.quantized(w.type, xp, nIn, nTokens, wantQuads));
+      // Q6_K decode keeps its activations' 16-value group sums in the thread's scratch (dotQ6Kd)
+      if (w.type === GGMLType.Q6_K && nTokens === 1) this.ensureScratch(nIn);
       if (wantQuads) {
         quads = QUADS_FLAG;
         this.ensureScratch(this.kernels.quadScratchBytes(w.type, nIn));

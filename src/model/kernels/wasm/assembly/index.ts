@@ -2,7 +2,7 @@
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
 import { hsum, madd, sum32 } from './simd';
-import { compactInt8, dotQ4K, dotQ6K, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
+import { compactInt8, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { dequantGroupHalf, group4x2F32, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
 import { blockStride, chunkBytes, gatherRow, rowIn } from './interleave';
@@ -59,7 +59,11 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     // general loop below, the per-row overhead was a tenth of the decode time)
     if (type == Q4_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ4K(false, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
     else if (type == Q5_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ4K(true, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
-    else for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ6K(w + <usize>r * rb, xq, xd, nIn, o)); }
+    else {
+      // 32·Σx per 16-value group once for all rows (dotQ6Kd), in this thread's scratch
+      if (ASC_FEATURE_RELAXED_SIMD) q6GroupSums(scratch, xq, nIn);
+      for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ6Kd(w + <usize>r * rb, xq, xd, scratch, nIn, o)); }
+    }
     return;
   }
   if (ASC_FEATURE_RELAXED_SIMD && xq != 0 && compactInt8(type)) {

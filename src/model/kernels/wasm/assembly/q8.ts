@@ -25,6 +25,7 @@ export const QC = memory.data<u16>([
   0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101, 0x0101,
   0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303,
   0x2020, 0x2020, 0x2020, 0x2020, 0x2020, 0x2020, 0x2020, 0x2020,
+  0x3030, 0x3030, 0x3030, 0x3030, 0x3030, 0x3030, 0x3030, 0x3030,
 ], 16);
 
 /** i32 lanes 63 and 15 (K-quant 6-bit scale masks), from memory: splats inside a loop cost V8 three instructions each per iteration. */
@@ -233,6 +234,29 @@ export function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n:
  * second dot product against 32s); integer group sums are exact, so both builds agree bit for bit.
  */
 export function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
+  return q6KRow(false, w, xq, xd, 0, n, fence);
+}
+
+/**
+ * dotQ6K for decode in the relaxed build, with 32·Σx of every 16-value activation group computed
+ * once per matmul (q6GroupSums at gs) instead of a second 8-bit dot product per group and row:
+ * the group sums Σx·q (i16 halves widened before they could overflow) minus those, the same exact
+ * integers, so the same bits as dotQ6K.
+ */
+export function dotQ6Kd(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence: usize): f32 {
+  return ASC_FEATURE_RELAXED_SIMD ? q6KRow(true, w, xq, xd, gs, n, fence) : q6KRow(false, w, xq, xd, 0, n, fence);
+}
+
+/** gs[g] = 32·Σ xq[16g .. 16g+15] (i32) for the n/16 groups of one token's i8 activations (dotQ6Kd). */
+export function q6GroupSums(gs: usize, xq: usize, n: i32): void {
+  for (let g = 0; g < n >> 4; g++) {
+    const v = i32x4.extadd_pairwise_i16x8_s(i16x8.extadd_pairwise_i8x16_s(v128.load(xq + (<usize>g << 4))));
+    store<i32>(gs + (<usize>g << 2), (i32x4.extract_lane(v, 0) + i32x4.extract_lane(v, 1) + i32x4.extract_lane(v, 2) + i32x4.extract_lane(v, 3)) << 5);
+  }
+}
+
+// @ts-ignore: decorator
+@inline function q6KRow(sums: bool, w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence: usize): f32 {
   // The relaxed build reads compact i8 activations (32 bytes per block, q6PartR); SIMD128 reads
   // them widened (64 bytes per block, q6Part). Both give the same exact integer group sums.
   const R = ASC_FEATURE_RELAXED_SIMD;
@@ -252,23 +276,44 @@ export function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f3
       // Relaxed build: i16 partials of Σx·(q−32), each |·| ≤ 2·32·127 = 8128, so four sum in i16
       // (reduce4i16); SIMD128 build: i32 partials. The stores keep TurboFan from loading all eight
       // groups up front (it spilled most of them).
-      const d0 = q6Group(ql, qh, 0, xp, m4, m3, e32);
-      v128.store32_lane(fence, d0, 0);
-      const d1 = q6Group(ql + 16, qh + 16, 0, xp + part, m4, m3, e32);
-      v128.store32_lane(fence, d1, 0);
-      const d2 = q6Group(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32);
-      v128.store32_lane(fence, d2, 0);
-      const d3 = q6Group(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32);
-      const gLo = q6Reduce(d0, d1, d2, d3, ones);
-      v128.store32_lane(fence, gLo, 0);
-      const d4 = q6Group(ql, qh, 4, xp + 4 * part, m4, m3, e32);
-      v128.store32_lane(fence, d4, 0);
-      const d5 = q6Group(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32);
-      v128.store32_lane(fence, d5, 0);
-      const d6 = q6Group(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32);
-      v128.store32_lane(fence, d6, 0);
-      const d7 = q6Group(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
-      const gHi = q6Reduce(d4, d5, d6, d7, ones);
+      let gLo: v128, gHi: v128;
+      if (ASC_FEATURE_RELAXED_SIMD && sums) {
+        const d0 = q6DotU(ql, qh, 0, xp, m4, m3);
+        v128.store32_lane(fence, d0, 0);
+        const d1 = q6DotU(ql + 16, qh + 16, 0, xp + part, m4, m3);
+        v128.store32_lane(fence, d1, 0);
+        const d2 = q6DotU(ql + 32, qh, 2, xp + 2 * part, m4, m3);
+        v128.store32_lane(fence, d2, 0);
+        const d3 = q6DotU(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3);
+        gLo = i32x4.sub(reduce4i16w(d0, d1, d2, d3, ones), v128.load(gs + (<usize>xb << 3)));
+        v128.store32_lane(fence, gLo, 0);
+        const d4 = q6DotU(ql, qh, 4, xp + 4 * part, m4, m3);
+        v128.store32_lane(fence, d4, 0);
+        const d5 = q6DotU(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3);
+        v128.store32_lane(fence, d5, 0);
+        const d6 = q6DotU(ql + 32, qh, 6, xp + 6 * part, m4, m3);
+        v128.store32_lane(fence, d6, 0);
+        const d7 = q6DotU(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3);
+        gHi = i32x4.sub(reduce4i16w(d4, d5, d6, d7, ones), v128.load(gs + (<usize>xb << 3), 16));
+      } else {
+        const d0 = q6Group(ql, qh, 0, xp, m4, m3, e32);
+        v128.store32_lane(fence, d0, 0);
+        const d1 = q6Group(ql + 16, qh + 16, 0, xp + part, m4, m3, e32);
+        v128.store32_lane(fence, d1, 0);
+        const d2 = q6Group(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32);
+        v128.store32_lane(fence, d2, 0);
+        const d3 = q6Group(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32);
+        gLo = q6Reduce(d0, d1, d2, d3, ones);
+        v128.store32_lane(fence, gLo, 0);
+        const d4 = q6Group(ql, qh, 4, xp + 4 * part, m4, m3, e32);
+        v128.store32_lane(fence, d4, 0);
+        const d5 = q6Group(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32);
+        v128.store32_lane(fence, d5, 0);
+        const d6 = q6Group(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32);
+        v128.store32_lane(fence, d6, 0);
+        const d7 = q6Group(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
+        gHi = q6Reduce(d4, d5, d6, d7, ones);
+      }
       const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
       const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
       const q = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
@@ -308,7 +353,30 @@ export function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f3
 @inline function q6Quant(ql: usize, qh: usize, hs: i32, m4: v128, m3: v128): v128 {
   const a = v128.load(ql);
   const lo = hs >= 4 ? v128.and(i16x8.shr_u(a, 4), m4) : v128.and(a, m4);
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    // bits hs, hs+1 of each qh byte moved to bits 4, 5 by one 16-bit shift (the byte mask 0x30
+    // keeps each byte's own bits), then or-ed in
+    const h = v128.load(qh), m30 = v128.load(QC, 192);
+    return v128.or(lo, v128.and(hs < 4 ? i16x8.shl(h, 4 - hs) : hs == 4 ? h : i16x8.shr_u(h, hs - 4), m30));
+  }
   return v128.or(lo, i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh), hs), m3), 4));
+}
+
+/** Σ x·q (no −32) over 16 i8 activations at xp as eight i16 partial sums, each |·| ≤ 2·63·127 (dotQ6Kd). */
+// @ts-ignore: decorator
+@inline function q6DotU(ql: usize, qh: usize, hs: i32, xp: usize, m4: v128, m3: v128): v128 {
+  return i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), q6Quant(ql, qh, hs, m4, m3));
+}
+
+/**
+ * [Σd0, Σd1, Σd2, Σd3] of four q6DotU results as i32x4: pairs of lanes add in i16 (≤ 4·63·127 =
+ * 32004), then widen (i32x4.dot_i16x8_s with ones) before the last two additions.
+ */
+// @ts-ignore: decorator
+@inline function reduce4i16w(d0: v128, d1: v128, d2: v128, d3: v128, ones: v128): v128 {
+  const t01 = i32x4.dot_i16x8_s(i16x8.add(v128.shuffle<i32>(d0, d1, 0, 2, 4, 6), v128.shuffle<i32>(d0, d1, 1, 3, 5, 7)), ones);
+  const t23 = i32x4.dot_i16x8_s(i16x8.add(v128.shuffle<i32>(d2, d3, 0, 2, 4, 6), v128.shuffle<i32>(d2, d3, 1, 3, 5, 7)), ones);
+  return i32x4.add(v128.shuffle<i32>(t01, t23, 0, 2, 4, 6), v128.shuffle<i32>(t01, t23, 1, 3, 5, 7));
 }
 
 /** Σ x·(q − 32) over 16 i8 activations at xp as eight i16 partial sums (|·| ≤ 8128; see q6PartR). */
