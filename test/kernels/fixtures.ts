@@ -1,4 +1,5 @@
 /** Seeded random inputs and an independent f64 reference for the kernel tests. */
+import assert from 'node:assert/strict';
 import { createRng, type Rng } from '../../src/decode/rng.ts';
 import { F16_TABLE, GGMLType, bf16ToF32, blockLayout, f32ToBf16, f32ToF16 } from '../../src/format/dtypes.ts';
 import { dequantizeRow } from '../../src/model/kernels/quant/dequantize.ts';
@@ -90,3 +91,20 @@ export function int8Bound(wf: Float32Array, x: Float32Array, nIn: number, o: num
 
 /** Relative to Σ|w·x|: f32 accumulation of ≤ 1024 products stays far below this. */
 export const REL_TOL = 2e-6 * 8;
+
+/** The matmul all fixtures' backends share (WasmBackend.matmul's signature). */
+type MatmulOf<W> = (out: Float32Array, w: W, x: Float32Array, nIn: number, nOut: number, nTok: number) => void;
+
+/**
+ * Assert that nTok tokens computed in one call (prefill) give, token by token, the same bits as
+ * each token computed alone (decode).
+ */
+export function assertPrefillEqualsDecode<W>(matmul: MatmulOf<W>, w: W, x: Float32Array, nIn: number, nOut: number, nTok: number, what: string): void {
+  const all = new Float32Array(nOut * nTok);
+  matmul(all, w, x, nIn, nOut, nTok);
+  for (let t = 0; t < nTok; t++) {
+    const alone = new Float32Array(nOut);
+    matmul(alone, w, x.subarray(t * nIn, (t + 1) * nIn), nIn, nOut, 1);
+    assert.deepEqual(alone, all.subarray(t * nOut, (t + 1) * nOut), `${what}: token ${t}`);
+  }
+}

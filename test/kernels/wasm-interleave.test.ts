@@ -4,7 +4,7 @@ import { GGMLType, typeName } from '../../src/format/dtypes.ts';
 import '../../src/model/kernels/quant/register.ts';
 import { readRow } from '../../src/model/kernels/row.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
-import { REL_TOL, createRng, int8Bound, randF32, randWeight, refMatmul, weightToF32 } from './fixtures.ts';
+import { REL_TOL, assertPrefillEqualsDecode, createRng, int8Bound, randF32, randWeight, refMatmul, weightToF32 } from './fixtures.ts';
 
 // The row-interleaved layout of the decode kernels (src/model/kernels/wasm/assembly/rows4.ts):
 // WasmBackend.interleave rearranges a weight once; every matmul path (decode groups, single rows of
@@ -178,14 +178,7 @@ test('interleaved F32 and F16 groups: a token prefilled with others gets the sam
       const nIn = 96, nOut = 12, nTok = 5;
       const w = copyOf(randWeight(rng, type, nIn, nOut), nIn, nOut);
       be.interleave(w);
-      const x = randF32(rng, nIn * nTok);
-      const all = new Float32Array(nOut * nTok);
-      be.matmul(all, w, x, nIn, nOut, nTok);
-      for (let t = 0; t < nTok; t++) {
-        const alone = new Float32Array(nOut);
-        be.matmul(alone, w, x.subarray(t * nIn, (t + 1) * nIn), nIn, nOut, 1);
-        assert.deepEqual(alone, all.subarray(t * nOut, (t + 1) * nOut), `${typeName(type)} threads=${be.threads} token ${t}`);
-      }
+      assertPrefillEqualsDecode(be.matmul.bind(be), w, randF32(rng, nIn * nTok), nIn, nOut, nTok, `${typeName(type)} threads=${be.threads}`);
     }
   }
 });

@@ -2,7 +2,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GGMLType, typeName } from '../../src/format/dtypes.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
-import { REL_TOL, createRng, int8Bound, randF32, randWeight, refMatmul, weightToF32 } from './fixtures.ts';
+import { REL_TOL, assertPrefillEqualsDecode, createRng, int8Bound, randF32, randWeight, refMatmul, weightToF32 } from './fixtures.ts';
 
 // Every matmul is forced through the pool (parallelMinMacs 0) in the 2-thread backends.
 // Block-quantized types go through the int8-activation path by default; `exact*` dequantize to f32.
@@ -130,15 +130,7 @@ test('wasm matmul rejects unsupported types and ragged block rows with typed err
 for (const type of [GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) test(`${typeName(type)} prefill (two tokens per row in the relaxed build) gives the same bits as one token at a time`, () => {
   const rng = createRng(77 + type);
   const nIn = 512, nOut = 9, nTok = 5;
-  const w = randWeight(rng, type, nIn, nOut);
-  const x = randF32(rng, nIn * nTok);
-  const all = new Float32Array(nOut * nTok);
-  one.matmul(all, w, x, nIn, nOut, nTok);
-  for (let t = 0; t < nTok; t++) {
-    const single = new Float32Array(nOut);
-    one.matmul(single, w, x.subarray(t * nIn, (t + 1) * nIn), nIn, nOut, 1);
-    assert.deepEqual(all.subarray(t * nOut, (t + 1) * nOut), single, `token ${t}`);
-  }
+  assertPrefillEqualsDecode(one.matmul.bind(one), randWeight(rng, type, nIn, nOut), randF32(rng, nIn * nTok), nIn, nOut, nTok, typeName(type));
 });
 
 test('Q8_0/Q4_0/Q4_K/Q5_K/Q6_K prefill over quads (tokens in the vector lanes, 8+ tokens): partial quads, odd row counts, the 128-token tile edge, 1 and 2 threads bit-identical, interleaved rows the same bits', () => {
