@@ -16,7 +16,7 @@ const exactOne = createWasmBackend({ threads: 1, int8Activations: false });
 after(async () => { await one.close(); await two.close(); await exactOne.close(); });
 
 const INTERLEAVED: [GGMLType, number[]][] = [
-  [GGMLType.F32, [16, 96]], [GGMLType.F16, [32, 96]], [GGMLType.Q8_0, [96, 320]], [GGMLType.Q4_0, [96, 320]],
+  [GGMLType.F32, [16, 96]], [GGMLType.F16, [32, 96]], [GGMLType.BF16, [32, 96]], [GGMLType.Q8_0, [96, 320]], [GGMLType.Q4_0, [96, 320]],
 ];
 const QUANT = new Set([GGMLType.Q8_0, GGMLType.Q4_0]);
 
@@ -82,7 +82,7 @@ test('a decode row has the same value whichever group, trailing position or row 
   // 5-row matrix: one group plus a trailing row. Every lane depends only on its own row, so both
   // must give bit-identical values.
   const rng = createRng(5);
-  for (const [type, nIn] of [[GGMLType.F32, 64], [GGMLType.F16, 64], [GGMLType.Q8_0, 96], [GGMLType.Q4_0, 96]] as const) {
+  for (const [type, nIn] of [[GGMLType.F32, 64], [GGMLType.F16, 64], [GGMLType.BF16, 64], [GGMLType.Q8_0, 96], [GGMLType.Q4_0, 96]] as const) {
     const nOut = 9;
     const w = randWeight(rng, type, nIn, nOut);
     const x = randF32(rng, nIn);
@@ -95,7 +95,7 @@ test('a decode row has the same value whichever group, trailing position or row 
     // the same rows as a 5-row matrix: rows 4..8 → one group (4..7) plus a trailing row (8)
     const rb = (w.data.byteLength / nOut);
     const tail = { type, name: 't', dims: [nIn, 5], data: new Uint8Array(w.data.buffer, w.data.byteOffset + 4 * rb, 5 * rb).slice() };
-    const tailData = type === GGMLType.F32 ? new Float32Array(tail.data.buffer) : type === GGMLType.F16 ? new Uint16Array(tail.data.buffer) : tail.data;
+    const tailData = type === GGMLType.F32 ? new Float32Array(tail.data.buffer) : type === GGMLType.F16 || type === GGMLType.BF16 ? new Uint16Array(tail.data.buffer) : tail.data;
     const t5 = { ...tail, data: tailData };
     one.interleave(t5);
     const part = new Float32Array(5);
@@ -169,11 +169,12 @@ test('interleaved F16 decode falls back for activations beyond the pre-scaling r
   for (let o = 0; o < nOut; o++) assert.ok(Math.abs(a[o]! - y[o]!) <= REL_TOL * mag[o]!, `[${o}] ${a[o]} vs ${y[o]}`);
 });
 
-test('interleaved F32 and F16 groups: a token prefilled with others gets the same bits as the token decoded alone', () => {
-  // The decode kernels (rows4F32, rows4Half over paired halves) and the prefill tiles (group4x2F32,
-  // f16 groups converted back to element order first) take the same steps per row and token.
+test('interleaved F32, F16 and BF16 groups: a token prefilled with others gets the same bits as the token decoded alone', () => {
+  // The decode kernels (rows4F32; rows4Half, rows4BF16 over paired halves) and the prefill tiles
+  // (group4x2F32, f16/bf16 groups converted back to element order first) take the same steps per
+  // row and token.
   const rng = createRng(21);
-  for (const type of [GGMLType.F32, GGMLType.F16]) {
+  for (const type of [GGMLType.F32, GGMLType.F16, GGMLType.BF16]) {
     for (const be of [one, two]) {
       const nIn = 96, nOut = 12, nTok = 5;
       const w = copyOf(randWeight(rng, type, nIn, nOut), nIn, nOut);

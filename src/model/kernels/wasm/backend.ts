@@ -123,7 +123,7 @@ export class WasmBackend {
    * Rearrange a matrix weight (dims [nIn, nOut]) used only through matmul into the row-interleaved
    * layout of the decode kernels (wasm/assembly/rows4.ts), once: in place when its bytes live in
    * this backend's memory (a model file read with this heap's allocator, so nothing else may read
-   * those bytes as GGUF rows afterwards), else in the backend's own copy. F32, F16, Q8_0 and Q4_0;
+   * those bytes as GGUF rows afterwards), else in the backend's own copy. F32, F16, BF16, Q8_0 and Q4_0;
    * other types and shapes are left as they are. Returns whether the weight is interleaved.
    */
   interleave(w: MatrixWeight & { dims: readonly number[] }): boolean {

@@ -1,10 +1,10 @@
 // Entry point of the tokenloop kernel module. Memory is imported (shared, so worker threads run the
 // same code on the same bytes); the host owns all allocation above heapBase().
-import { F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
+import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
 import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
-import { dequantGroupHalf, group4x2F32, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
+import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
 import { blockStride, chunkBytes, gatherRow, rowIn } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
@@ -113,7 +113,7 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     for (let r = r0; r < r1; r++) store<f32>(out + (<usize>r << 2), dotRow(type, rowAt(w, r, rb, cb, n4, gbuf), x, xs, nIn));
     return;
   }
-  if (cb != 0 && (type == F32 || type == F16)) {
+  if (cb != 0 && (type == F32 || type == F16 || type == BF16)) {
     // whole interleaved groups inside [r0, r1): 4-row × 2-token register tiles (rows4.ts)
     const g0 = min((r0 + 3) & ~3, r1), g1 = max(g0, min(r1, n4) & ~3);
     prefillGroups(type, out, w, x, rb, cb, nIn, nOut, nTok, g0, g1, scratch);
@@ -135,7 +135,7 @@ function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb:
     const t1 = min(nTok, t0 + TILE);
     for (let g = g0; g < g1; g += 4) {
       let grp = w + <usize>g * rb;
-      if (type == F16) { dequantGroupHalf(grp, scratch, nIn << 2); grp = scratch; }
+      if (type == F16 || type == BF16) { dequantGroupHalf(type == BF16, grp, scratch, nIn << 2); grp = scratch; }
       let t = t0;
       for (; t + 2 <= t1; t += 2) group4x2F32(grp, x + <usize>t * xb, xb, nIn, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
       if (t < t1) v128.store(out + ((<usize>t * <usize>nOut + <usize>g) << 2), rows4F32(grp, 64, 256, x + <usize>t * xb, nIn));
@@ -201,7 +201,7 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
  * kernel needs quantized/scaled activations that the caller did not prepare (xq = 0).
  */
 function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize, x: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, r0: i32, r1: i32): bool {
-  if (type != F32 && xq == 0) return false;
+  if (type != F32 && type != BF16 && xq == 0) return false;
   const n4 = nOut & ~3, end = min(r1, n4);
   let r = r0;
   while (r < r1) {
@@ -209,9 +209,9 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
     if ((r & 3) == 0 && r + 4 <= end) {
       v128.store(o, rows4(type, w + <usize>r * rb, cb, cb << 2, x, xq, xd, nIn, o));
       r += 4;
-    } else if (type == F16 && r >= n4) {
-      // a trailing f16 row is in GGUF order (rows4Half reads paired halves)
-      store<f32>(o, dotHalfScaled(w + <usize>r * rb, xq, nIn));
+    } else if ((type == F16 || type == BF16) && r >= n4) {
+      // a trailing f16/bf16 row is in GGUF order (rows4Half/rows4BF16 read paired halves)
+      store<f32>(o, type == F16 ? dotHalfScaled(w + <usize>r * rb, xq, nIn) : dotRow(BF16, w + <usize>r * rb, x, 0, nIn));
       r++;
     } else {
       v128.store32_lane(o, rows4(type, rowIn(w, r, rb, cb, n4), 0, blockStride(r, cb, n4, cb), x, xq, xd, nIn, o), 0);
@@ -226,6 +226,7 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
   if (type == Q4_0) return rows4Q4_0(w, rs, cs, xq, xd, nIn, fence);
   if (type == Q8_0) return rows4Q8_0(w, rs, cs, xq, xd, nIn, fence);
   if (type == F32) return rows4F32(w, rs, cs, x, nIn);
+  if (type == BF16) return rows4BF16(w, rs, cs, x, nIn, fence);
   return rows4Half(w, rs, cs, xq, nIn, fence);
 }
 

@@ -1,21 +1,21 @@
 // The row-interleaved weight layout of rows4.ts: each group of four rows stored chunk by chunk.
 // interleaveRows rearranges a matrix in place once (at model load); gatherRow copies one row of a
 // group back into GGUF order (for the prefill kernels, which read one row against many tokens).
-// Inside a grouped f16 chunk the halves are also paired: each 8 halves h0..h7 are stored as
+// Inside a grouped f16 (or bf16) chunk the halves are also paired: each 8 halves h0..h7 are stored as
 // h0 h4 h1 h5 h2 h6 h3 h7, so 32-bit lane j holds h_j (low) and h_{j+4} (high) and the decode
 // kernel widens both with one multiply-add each (rows4.ts rows4Half) instead of a load-and-extend
 // plus a shift per four values. Every half keeps its encoding; only the order changes.
-import { F16, F32, Q4_0, Q8_0 } from './rows';
+import { BF16, F16, F32, Q4_0, Q8_0 } from './rows';
 
 /**
  * Bytes of one interleaving chunk for `type` with rows of n values: one quant block (Q8_0: 34,
- * Q4_0: 18) or 16 values (f32: 64, f16: 32). 0: the type or row length is not interleaved.
+ * Q4_0: 18) or 16 values (f32: 64, f16 and bf16: 32). 0: the type or row length is not interleaved.
  */
 export function chunkBytes(type: i32, n: i32): usize {
   if (type == Q8_0 && (n & 31) == 0) return 34;
   if (type == Q4_0 && (n & 31) == 0) return 18;
   if (type == F32 && (n & 15) == 0) return 64;
-  if (type == F16 && (n & 15) == 0) return 32;
+  if ((type == F16 || type == BF16) && (n & 15) == 0) return 32;
   return 0;
 }
 
@@ -55,7 +55,7 @@ export function interleaveRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: u
   }
 }
 
-/** h0..h7 → h0 h4 h1 h5 h2 h6 h3 h7 (the f16 chunk order inside a group, see above). */
+/** h0..h7 → h0 h4 h1 h5 h2 h6 h3 h7 (the f16/bf16 chunk order inside a group, see above). */
 // @ts-ignore: decorator
 @inline function pairHalves(v: v128): v128 {
   return v128.shuffle<u16>(v, v, 0, 4, 1, 5, 2, 6, 3, 7);

@@ -1,7 +1,7 @@
 // Decode matrix-vector kernels over row-interleaved weights: the backend rearranges a weight
 // matrix once at load (interleaveRows) so that each group of four rows is stored chunk by chunk
 // (row 0 chunk 0, row 1 chunk 0, row 2 chunk 0, row 3 chunk 0, row 0 chunk 1, ...; a chunk is one
-// quant block, or 16 f32/f16 values). Each chunk keeps its GGUF encoding; only the order changes,
+// quant block, or 16 f32/f16/bf16 values). Each chunk keeps its GGUF encoding; only the order changes,
 // in place, with no copy of the weights (llama.cpp's CPU backend repacks Q4_0 the same way).
 // A decode step then reads the four rows as one sequential stream and loads each activation
 // vector once for four rows. Reading four separate rows side by side instead measured 2-4× slower
@@ -24,6 +24,7 @@ const C4 = memory.data<u16>([
   1, 1, 1, 1, 1, 1, 1, 1, // +64: i16 ones
   8192, 0, 8192, 0, 8192, 0, 8192, 0, // +80: i16 pairs (2^13, 0): the low half of each lane, shifted
   0, 8192, 0, 8192, 0, 8192, 0, 8192, // +96: i16 pairs (0, 2^13): the high half
+  0, 0xffff, 0, 0xffff, 0, 0xffff, 0, 0xffff, // +112: the high half of each lane (bf16)
 ], 16);
 
 /**
@@ -83,6 +84,31 @@ export function rows4Half(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
   return sums4(a0, a1, a2, a3);
 }
 
+/**
+ * Four bf16 rows of n values (paired as rows4Half's) · x: a bf16 value is the top half of its f32,
+ * so the low half of each lane is shifted up and the high half masked. The steps per lane are
+ * those of rows4F32, as for f16.
+ */
+export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
+  const top = v128.load(C4, 112);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  for (let i = 0; i < n; i += 16) {
+    const xo = x + (<usize>i << 2);
+    const p0 = w + <usize>(i >> 4) * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
+    let u: v128, v: v128, c0: v128, c1: v128, c2: v128, c3: v128;
+    u = v128.load(xo, 0); v = v128.load(xo, 16);
+    c0 = v128.load(p0); c1 = v128.load(p1); c2 = v128.load(p2); c3 = v128.load(p3);
+    a0 = madd(i32x4.shl(c0, 16), u, a0); a1 = madd(i32x4.shl(c1, 16), u, a1); a2 = madd(i32x4.shl(c2, 16), u, a2); a3 = madd(i32x4.shl(c3, 16), u, a3);
+    a0 = madd(v128.and(c0, top), v, a0); a1 = madd(v128.and(c1, top), v, a1); a2 = madd(v128.and(c2, top), v, a2); a3 = madd(v128.and(c3, top), v, a3);
+    v128.store32_lane(fence, a0, 0); v128.store32_lane(fence, a1, 0); v128.store32_lane(fence, a2, 0); v128.store32_lane(fence, a3, 0);
+    u = v128.load(xo, 32); v = v128.load(xo, 48);
+    c0 = v128.load(p0, 16); c1 = v128.load(p1, 16); c2 = v128.load(p2, 16); c3 = v128.load(p3, 16);
+    a0 = madd(i32x4.shl(c0, 16), u, a0); a1 = madd(i32x4.shl(c1, 16), u, a1); a2 = madd(i32x4.shl(c2, 16), u, a2); a3 = madd(i32x4.shl(c3, 16), u, a3);
+    a0 = madd(v128.and(c0, top), v, a0); a1 = madd(v128.and(c1, top), v, a1); a2 = madd(v128.and(c2, top), v, a2); a3 = madd(v128.and(c3, top), v, a3);
+  }
+  return sums4(a0, a1, a2, a3);
+}
+
 /** One half of each 32-bit lane of v (sel: C4 +80 low, +96 high) as f32 bits of w·2^−112. */
 // @ts-ignore: decorator
 @inline function halfLanes(v: v128, sel: v128, mask: v128): v128 {
@@ -90,16 +116,16 @@ export function rows4Half(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
 }
 
 /**
- * n f32 at y = the interleaved f16 group at w (4·n halves, paired as interleave.ts stores them),
+ * n f32 at y = the interleaved f16 (bf: bf16) group at w (4·n halves, paired as interleave.ts stores them),
  * in the group's chunk order with each chunk back in element order: what rows4F32 and
  * group4x2F32 read. Exact (the same values as rows.ts dequantRow).
  */
-export function dequantGroupHalf(w: usize, y: usize, n: i32): void {
-  const mask = v128.load(C4, 32), lo = v128.load(C4, 80), hi = v128.load(C4, 96), k = v128.load(C4, 48);
+export function dequantGroupHalf(bf: bool, w: usize, y: usize, n: i32): void {
+  const mask = v128.load(C4, 32), lo = v128.load(C4, 80), hi = v128.load(C4, 96), k = v128.load(C4, 48), top = v128.load(C4, 112);
   for (let i: usize = 0; i < <usize>n << 1; i += 16) {
     const v = v128.load(w + i), d = y + (i << 1);
-    v128.store(d, f32x4.mul(halfLanes(v, lo, mask), k));
-    v128.store(d, f32x4.mul(halfLanes(v, hi, mask), k), 16);
+    v128.store(d, bf ? i32x4.shl(v, 16) : f32x4.mul(halfLanes(v, lo, mask), k));
+    v128.store(d, bf ? v128.and(v, top) : f32x4.mul(halfLanes(v, hi, mask), k), 16);
   }
 }
 
