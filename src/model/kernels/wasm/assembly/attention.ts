@@ -224,35 +224,41 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
  */
 // @ts-ignore: decorator
 @inline function weightedT<T>(o: usize, v: usize, w: usize, n: i32, hd: i32, first: bool, last: bool, inv: f32): void {
-  const es = <usize>sizeof<T>(), col = <usize>(BLOCK << 4) * es;
-  const u = unscale<T>();
-  for (let d = 0; d < hd; d += 16) {
-    const vd = v + <usize>(d >> 4) * col, od = o + (<usize>d << 2);
-    let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-    if (!first) { a0 = v128.load(od); a1 = v128.load(od, 16); a2 = v128.load(od, 32); a3 = v128.load(od, 48); }
-    let p = 0;
-    for (; p + 2 <= n; p += 2) {
-      const r = vd + (<usize>p << 4) * es;
-      let s0 = v128.load32_splat(w + (<usize>p << 2)), s1 = v128.load32_splat(w + (<usize>p << 2), 4);
-      if (sizeof<T>() == 2) { s0 = f32x4.mul(s0, u); s1 = f32x4.mul(s1, u); }
-      a0 = f32x4.add(a0, madd(load4<T>(r + 16 * es), s1, f32x4.mul(load4<T>(r), s0)));
-      a1 = f32x4.add(a1, madd(load4<T>(r + 20 * es), s1, f32x4.mul(load4<T>(r + 4 * es), s0)));
-      a2 = f32x4.add(a2, madd(load4<T>(r + 24 * es), s1, f32x4.mul(load4<T>(r + 8 * es), s0)));
-      a3 = f32x4.add(a3, madd(load4<T>(r + 28 * es), s1, f32x4.mul(load4<T>(r + 12 * es), s0)));
-    }
-    if (p < n) {
-      const r = vd + (<usize>p << 4) * es;
-      let s0 = v128.load32_splat(w + (<usize>p << 2));
-      if (sizeof<T>() == 2) s0 = f32x4.mul(s0, u);
-      a0 = madd(load4<T>(r), s0, a0); a1 = madd(load4<T>(r + 4 * es), s0, a1);
-      a2 = madd(load4<T>(r + 8 * es), s0, a2); a3 = madd(load4<T>(r + 12 * es), s0, a3);
-    }
-    if (last) {
-      const iv = f32x4.splat(inv);
-      a0 = f32x4.mul(a0, iv); a1 = f32x4.mul(a1, iv); a2 = f32x4.mul(a2, iv); a3 = f32x4.mul(a3, iv);
-    }
-    v128.store(od, a0); v128.store(od, a1, 16); v128.store(od, a2, 32); v128.store(od, a3, 48);
+  const col = <usize>(BLOCK << 4) * <usize>sizeof<T>();
+  for (let d = 0; d < hd; d += 16) weightedColumn<T>(o + (<usize>d << 2), v + <usize>(d >> 4) * col, w, 0, n, first, last, inv);
+}
+
+/**
+ * weightedT's steps for one 16-dim column (od: its four output vectors, vd: its value rows) over
+ * positions [p0, n) (p0 even), continuing the sums stored at od unless `first`.
+ */
+// @ts-ignore: decorator
+@inline function weightedColumn<T>(od: usize, vd: usize, w: usize, p0: i32, n: i32, first: bool, last: bool, inv: f32): void {
+  const es = <usize>sizeof<T>(), u = unscale<T>();
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  if (!first) { a0 = v128.load(od); a1 = v128.load(od, 16); a2 = v128.load(od, 32); a3 = v128.load(od, 48); }
+  let p = p0;
+  for (; p + 2 <= n; p += 2) {
+    const r = vd + (<usize>p << 4) * es;
+    let s0 = v128.load32_splat(w + (<usize>p << 2)), s1 = v128.load32_splat(w + (<usize>p << 2), 4);
+    if (sizeof<T>() == 2) { s0 = f32x4.mul(s0, u); s1 = f32x4.mul(s1, u); }
+    a0 = f32x4.add(a0, madd(load4<T>(r + 16 * es), s1, f32x4.mul(load4<T>(r), s0)));
+    a1 = f32x4.add(a1, madd(load4<T>(r + 20 * es), s1, f32x4.mul(load4<T>(r + 4 * es), s0)));
+    a2 = f32x4.add(a2, madd(load4<T>(r + 24 * es), s1, f32x4.mul(load4<T>(r + 8 * es), s0)));
+    a3 = f32x4.add(a3, madd(load4<T>(r + 28 * es), s1, f32x4.mul(load4<T>(r + 12 * es), s0)));
   }
+  if (p < n) {
+    const r = vd + (<usize>p << 4) * es;
+    let s0 = v128.load32_splat(w + (<usize>p << 2));
+    if (sizeof<T>() == 2) s0 = f32x4.mul(s0, u);
+    a0 = madd(load4<T>(r), s0, a0); a1 = madd(load4<T>(r + 4 * es), s0, a1);
+    a2 = madd(load4<T>(r + 8 * es), s0, a2); a3 = madd(load4<T>(r + 12 * es), s0, a3);
+  }
+  if (last) {
+    const iv = f32x4.splat(inv);
+    a0 = f32x4.mul(a0, iv); a1 = f32x4.mul(a1, iv); a2 = f32x4.mul(a2, iv); a3 = f32x4.mul(a3, iv);
+  }
+  v128.store(od, a0); v128.store(od, a1, 16); v128.store(od, a2, 32); v128.store(od, a3, 48);
 }
 
 /**
@@ -287,40 +293,12 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
       x = load4<T>(r + 12 * es); y = load4<T>(r + 28 * es);
       a3 = f32x4.add(a3, madd(y, s1, f32x4.mul(x, s0))); b3 = f32x4.add(b3, madd(y, t1, f32x4.mul(x, t0)));
     }
-    // A's last position when nA is odd
-    if (nA > e) {
-      const r = vd + (<usize>e << 4) * es;
-      let s0 = v128.load32_splat(wa + (<usize>e << 2));
-      if (sizeof<T>() == 2) s0 = f32x4.mul(s0, u);
-      a0 = madd(load4<T>(r), s0, a0); a1 = madd(load4<T>(r + 4 * es), s0, a1);
-      a2 = madd(load4<T>(r + 8 * es), s0, a2); a3 = madd(load4<T>(r + 12 * es), s0, a3);
-    }
-    if (lastA) {
-      const iv = f32x4.splat(invA);
-      a0 = f32x4.mul(a0, iv); a1 = f32x4.mul(a1, iv); a2 = f32x4.mul(a2, iv); a3 = f32x4.mul(a3, iv);
-    }
+    // the positions from e on (A: one, when nA is odd; B: one or two) and the 1/Σ scaling: the
+    // one-query steps, continuing from the sums stored unscaled
     v128.store(da, a0); v128.store(da, a1, 16); v128.store(da, a2, 32); v128.store(da, a3, 48);
-    // B's positions from e on: one more pair, or a single one
-    if (nB - e == 2) {
-      const r = vd + (<usize>e << 4) * es;
-      let t0 = v128.load32_splat(wb + (<usize>e << 2)), t1 = v128.load32_splat(wb + (<usize>e << 2), 4);
-      if (sizeof<T>() == 2) { t0 = f32x4.mul(t0, u); t1 = f32x4.mul(t1, u); }
-      b0 = f32x4.add(b0, madd(load4<T>(r + 16 * es), t1, f32x4.mul(load4<T>(r), t0)));
-      b1 = f32x4.add(b1, madd(load4<T>(r + 20 * es), t1, f32x4.mul(load4<T>(r + 4 * es), t0)));
-      b2 = f32x4.add(b2, madd(load4<T>(r + 24 * es), t1, f32x4.mul(load4<T>(r + 8 * es), t0)));
-      b3 = f32x4.add(b3, madd(load4<T>(r + 28 * es), t1, f32x4.mul(load4<T>(r + 12 * es), t0)));
-    } else if (nB - e == 1) {
-      const r = vd + (<usize>e << 4) * es;
-      let t0 = v128.load32_splat(wb + (<usize>e << 2));
-      if (sizeof<T>() == 2) t0 = f32x4.mul(t0, u);
-      b0 = madd(load4<T>(r), t0, b0); b1 = madd(load4<T>(r + 4 * es), t0, b1);
-      b2 = madd(load4<T>(r + 8 * es), t0, b2); b3 = madd(load4<T>(r + 12 * es), t0, b3);
-    }
-    if (lastB) {
-      const iv = f32x4.splat(invB);
-      b0 = f32x4.mul(b0, iv); b1 = f32x4.mul(b1, iv); b2 = f32x4.mul(b2, iv); b3 = f32x4.mul(b3, iv);
-    }
     v128.store(db, b0); v128.store(db, b1, 16); v128.store(db, b2, 32); v128.store(db, b3, 48);
+    weightedColumn<T>(da, vd, wa, e, nA, false, lastA, invA);
+    weightedColumn<T>(db, vd, wb, e, nB, false, lastB, invB);
   }
 }
 
