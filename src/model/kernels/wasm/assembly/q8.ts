@@ -10,7 +10,7 @@ import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
  * i16x8 loop constants read from memory (binaryen would re-materialize a v128.const at each use
  * inside loops, costing V8 several instructions each): 0x0f, 1, 3, 32, 0x10, bit selectors, and
  * (as i32x4) the f16 → f32 mask 0x8fffe000 and 2^112, and (bytes) 0x0f at offset 128, 0x01 at 144,
- * 0x03 at 160, 0x20 at 176.
+ * 0x03 at 160, 0x20 at 176, 0x30 at 192.
  */
 export const QC = memory.data<u16>([
   15, 15, 15, 15, 15, 15, 15, 15,
@@ -244,7 +244,7 @@ export function dotQ6K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f3
  * integers, so the same bits as dotQ6K.
  */
 export function dotQ6Kd(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence: usize): f32 {
-  return ASC_FEATURE_RELAXED_SIMD ? q6KRow(true, w, xq, xd, gs, n, fence) : q6KRow(false, w, xq, xd, 0, n, fence);
+  return q6KRow(ASC_FEATURE_RELAXED_SIMD, w, xq, xd, gs, n, fence);
 }
 
 /** gs[g] = 32·Σ xq[16g .. 16g+15] (i32) for the n/16 groups of one token's i8 activations (dotQ6Kd). */
@@ -272,48 +272,29 @@ export function q6GroupSums(gs: usize, xq: usize, n: i32): void {
       const ql = p + (<usize>h << 6), qh = p + 128 + (<usize>h << 5), sc = p + 192 + (<usize>h << 3);
       const xb = (sb << 3) + (h << 2);
       const xp = xq + (<usize>xb << xsh);
-      // group sums [quarter 0 part 0, q0 p1, q1 p0, q1 p1] and the same for quarters 2, 3
+      // group sums [quarter 0 part 0, q0 p1, q1 p0, q1 p1] and the same for quarters 2, 3.
       // Relaxed build: i16 partials of Σx·(q−32), each |·| ≤ 2·32·127 = 8128, so four sum in i16
-      // (reduce4i16); SIMD128 build: i32 partials. The stores keep TurboFan from loading all eight
-      // groups up front (it spilled most of them).
-      let gLo: v128, gHi: v128;
-      if (ASC_FEATURE_RELAXED_SIMD && sums) {
-        const d0 = q6DotU(ql, qh, 0, xp, m4, m3);
-        v128.store32_lane(fence, d0, 0);
-        const d1 = q6DotU(ql + 16, qh + 16, 0, xp + part, m4, m3);
-        v128.store32_lane(fence, d1, 0);
-        const d2 = q6DotU(ql + 32, qh, 2, xp + 2 * part, m4, m3);
-        v128.store32_lane(fence, d2, 0);
-        const d3 = q6DotU(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3);
-        gLo = i32x4.sub(reduce4i16w(d0, d1, d2, d3, ones), v128.load(gs + (<usize>xb << 3)));
-        v128.store32_lane(fence, gLo, 0);
-        const d4 = q6DotU(ql, qh, 4, xp + 4 * part, m4, m3);
-        v128.store32_lane(fence, d4, 0);
-        const d5 = q6DotU(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3);
-        v128.store32_lane(fence, d5, 0);
-        const d6 = q6DotU(ql + 32, qh, 6, xp + 6 * part, m4, m3);
-        v128.store32_lane(fence, d6, 0);
-        const d7 = q6DotU(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3);
-        gHi = i32x4.sub(reduce4i16w(d4, d5, d6, d7, ones), v128.load(gs + (<usize>xb << 3), 16));
-      } else {
-        const d0 = q6Group(ql, qh, 0, xp, m4, m3, e32);
-        v128.store32_lane(fence, d0, 0);
-        const d1 = q6Group(ql + 16, qh + 16, 0, xp + part, m4, m3, e32);
-        v128.store32_lane(fence, d1, 0);
-        const d2 = q6Group(ql + 32, qh, 2, xp + 2 * part, m4, m3, e32);
-        v128.store32_lane(fence, d2, 0);
-        const d3 = q6Group(ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32);
-        gLo = q6Reduce(d0, d1, d2, d3, ones);
-        v128.store32_lane(fence, gLo, 0);
-        const d4 = q6Group(ql, qh, 4, xp + 4 * part, m4, m3, e32);
-        v128.store32_lane(fence, d4, 0);
-        const d5 = q6Group(ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32);
-        v128.store32_lane(fence, d5, 0);
-        const d6 = q6Group(ql + 32, qh, 6, xp + 6 * part, m4, m3, e32);
-        v128.store32_lane(fence, d6, 0);
-        const d7 = q6Group(ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
-        gHi = q6Reduce(d4, d5, d6, d7, ones);
-      }
+      // (reduce4i16); with `sums` (dotQ6Kd) partials of Σx·q, widened earlier, minus 32·Σx from gs.
+      // SIMD128 build: i32 partials. The stores keep TurboFan from loading all eight groups up
+      // front (it spilled most of them).
+      const gp = gs + (<usize>xb << 3);
+      const d0 = q6Part4(sums, ql, qh, 0, xp, m4, m3, e32);
+      v128.store32_lane(fence, d0, 0);
+      const d1 = q6Part4(sums, ql + 16, qh + 16, 0, xp + part, m4, m3, e32);
+      v128.store32_lane(fence, d1, 0);
+      const d2 = q6Part4(sums, ql + 32, qh, 2, xp + 2 * part, m4, m3, e32);
+      v128.store32_lane(fence, d2, 0);
+      const d3 = q6Part4(sums, ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32);
+      const gLo = q6Sums4(sums, d0, d1, d2, d3, ones, gp);
+      v128.store32_lane(fence, gLo, 0);
+      const d4 = q6Part4(sums, ql, qh, 4, xp + 4 * part, m4, m3, e32);
+      v128.store32_lane(fence, d4, 0);
+      const d5 = q6Part4(sums, ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32);
+      v128.store32_lane(fence, d5, 0);
+      const d6 = q6Part4(sums, ql + 32, qh, 6, xp + 6 * part, m4, m3, e32);
+      v128.store32_lane(fence, d6, 0);
+      const d7 = q6Part4(sums, ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
+      const gHi = q6Sums4(sums, d4, d5, d6, d7, ones, gp + 16);
       const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
       const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
       const q = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
@@ -323,6 +304,20 @@ export function q6GroupSums(gs: usize, xq: usize, n: i32): void {
     acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(halfK(load<u16>(p, 208)))));
   }
   return hsum4(acc);
+}
+
+/** One group's partials for q6KRow: with `sums` (relaxed build only) Σx·q (q6DotU), else q6Group. */
+// @ts-ignore: decorator
+@inline function q6Part4(sums: bool, ql: usize, qh: usize, hs: i32, xp: usize, m4: v128, m3: v128, e32: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD && sums) return q6DotU(ql, qh, hs, xp, m4, m3);
+  return q6Group(ql, qh, hs, xp, m4, m3, e32);
+}
+
+/** Four groups' sums for q6KRow: with `sums`, reduce4i16w minus 32·Σx at gp; else q6Reduce. */
+// @ts-ignore: decorator
+@inline function q6Sums4(sums: bool, d0: v128, d1: v128, d2: v128, d3: v128, ones: v128, gp: usize): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD && sums) return i32x4.sub(reduce4i16w(d0, d1, d2, d3, ones), v128.load(gp));
+  return q6Reduce(d0, d1, d2, d3, ones);
 }
 
 /** One Q6_K group's partial sums: i16 (q6PartR) in the relaxed build, i32 (q6Part) otherwise. */
