@@ -4,7 +4,7 @@
  */
 import { type Command, InvalidArgumentError } from 'commander';
 import { loadLanguageModel, type LanguageModel } from '../generate/language-model.js';
-import { parseInteger } from './parse-args.js';
+import { positiveInteger } from './parse-args.js';
 import { resolveModelPath } from './resolve-model.js';
 
 export interface ModelFlags {
@@ -26,17 +26,8 @@ function parseBackend(v: string): 'wasm' | 'js' {
   return v;
 }
 
-function parseBatchSize(v: string): number {
-  const n = parseInteger(v);
-  if (n < 1) throw new InvalidArgumentError(`expected a batch size >= 1, got "${v}"`);
-  return n;
-}
-
-function parseThreads(v: string): number {
-  const n = parseInteger(v);
-  if (n < 1) throw new InvalidArgumentError(`expected a thread count >= 1, got "${v}"`);
-  return n;
-}
+const parseBatchSize = positiveInteger('a batch size');
+const parseThreads = positiveInteger('a thread count');
 
 /** Add -m/--model, --tokenizer, --threads, --backend, --kv-type and --batch-size to a command. */
 export function withModelFlags(cmd: Command): Command {

@@ -8,6 +8,15 @@ export function parseInteger(value: string): number {
   return n;
 }
 
+/** A parser of integers >= 1, its error naming `what` ("a thread count", "a batch size"). */
+export function positiveInteger(what: string): (value: string) => number {
+  return (value) => {
+    const n = parseInteger(value);
+    if (n < 1) throw new InvalidArgumentError(`expected ${what} >= 1, got "${value}"`);
+    return n;
+  };
+}
+
 export function parseNumber(value: string): number {
   const v = value.trim();
   if (/^[+-]?inf(inity)?$/i.test(v)) return v.startsWith('-') ? -Infinity : Infinity;
