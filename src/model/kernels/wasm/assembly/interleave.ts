@@ -3,8 +3,8 @@
 // group back into GGUF order (for the prefill kernels, which read one row against many tokens).
 // Inside a grouped f16 (or bf16) chunk the halves are also paired: each 8 halves h0..h7 are stored as
 // h0 h4 h1 h5 h2 h6 h3 h7, so 32-bit lane j holds h_j (low) and h_{j+4} (high) and the decode
-// kernel widens both with one multiply-add each (rows4.ts rows4Half) instead of a load-and-extend
-// plus a shift per four values. Every half keeps its encoding; only the order changes.
+// kernel widens each with one instruction and a mask (rows4.ts rows4Half, rows4BF16) instead of a
+// load-and-extend plus a shift per four values. Every half keeps its encoding; only the order changes.
 import { BF16, F16, F32, Q4_0, Q8_0 } from './rows';
 
 /**

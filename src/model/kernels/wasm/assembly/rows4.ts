@@ -123,11 +123,13 @@ export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
  * group4x2F32 read. Exact (the same values as rows.ts dequantRow).
  */
 export function dequantGroupHalf(bf: bool, w: usize, y: usize, n: i32): void {
-  const mask = v128.load(C4, 32), lo = v128.load(C4, 80), hi = v128.load(C4, 96), k = v128.load(C4, 48), top = v128.load(C4, 112);
+  // the decode kernels' conversions; f16 then takes its 2^112 back (exact)
+  const mask = v128.load(C4 + (bf ? 112 : 32)), lo = v128.load(C4, 80), hi = v128.load(C4, 96), k = v128.load(C4, 48);
   for (let i: usize = 0; i < <usize>n << 1; i += 16) {
     const v = v128.load(w + i), d = y + (i << 1);
-    v128.store(d, bf ? i32x4.shl(v, 16) : f32x4.mul(halfLanes(v, lo, mask), k));
-    v128.store(d, bf ? v128.and(v, top) : f32x4.mul(halfLanes(v, hi, mask), k), 16);
+    const a = pairLo(bf, v, lo, mask), b = pairHi(bf, v, hi, mask);
+    v128.store(d, bf ? a : f32x4.mul(a, k));
+    v128.store(d, bf ? b : f32x4.mul(b, k), 16);
   }
 }
 
