@@ -1,7 +1,8 @@
 /**
  * A worker_threads pool over the shared kernel memory. The calling thread is thread 0 and works
- * too; workers 1..n-1 wait on a shared control block (Atomics.wait/notify), so one dispatch costs
- * microseconds, not a postMessage round trip. Work is cut into chunks of whole rows (matmul) or
+ * too; workers 1..n-1 wait on a control block in that memory (see protocol.ts), so one dispatch
+ * costs microseconds, not a postMessage round trip. Claiming and running chunks, and the waits
+ * in between, are the kernel module's own code (assembly/pool.ts) on every thread. Work is cut into chunks of whole rows (matmul) or
  * whole heads (attention) that threads claim dynamically, so a worker the OS has not scheduled
  * (a loaded machine) delays nothing: the calling thread takes the chunks itself. Every row is
  * computed by the same code whoever claims it, so results are bit-identical for any thread count.
@@ -11,11 +12,14 @@ import { Worker } from 'node:worker_threads';
 import { InvalidOptionError } from '../../../errors.js';
 import type { KernelExports } from '../wasm/module.js';
 import type { WasmMemory, WasmModule } from '../wasm/wasm-api.js';
-import { CTRL, CTRL_BYTES, OP, TAG_MASK, chunkRange } from './protocol.js';
+import { CTRL, OP, TAG_MASK, ctrlBytes } from './protocol.js';
 import { WORKER_SOURCE } from './worker-source.js';
 
-/** Spin iterations before a thread sleeps (covers the gap between consecutive ops of one token). */
-const SPIN = 20000;
+/**
+ * Reads of the control block a thread spins through before it sleeps: about 0.2 ms here, which
+ * covers the gap between consecutive ops of one token and of one prefill.
+ */
+const SPIN = 300000;
 /** A dispatch that is not finished after this long means a worker died: fail instead of hanging. */
 const STALL_MS = 60000;
 /**
@@ -51,11 +55,15 @@ export class ThreadPool {
   /** An uncaught error of a worker (reported instead of hanging). */
   private failure: unknown = null;
 
-  constructor(module: WasmModule, memory: WasmMemory, private readonly k: KernelExports, size: number) {
+  /**
+   * `ctrl`: ctrlBytes(size) bytes of `memory`, 64-byte aligned, reserved for this pool (zeroed:
+   * generation 0, which no op uses, so a late-starting worker still sees the first op).
+   */
+  constructor(module: WasmModule, memory: WasmMemory, private readonly k: KernelExports, size: number, private readonly ctrl: number) {
     this.size = size;
-    const ctrl = new SharedArrayBuffer(CTRL_BYTES);
-    this.I = new Int32Array(ctrl, 0, 16);
-    this.F = new Float64Array(ctrl, CTRL.ARGS_BYTE_OFFSET, CTRL.N_ARGS);
+    new Uint8Array(memory.buffer, ctrl, ctrlBytes(size)).fill(0);
+    this.I = new Int32Array(memory.buffer, ctrl, 8);
+    this.F = new Float64Array(memory.buffer, ctrl + CTRL.ARGS_BYTE_OFFSET, CTRL.N_ARGS);
     for (let i = 1; i < size; i++) {
       const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { module, memory, ctrl, index: i, spin: SPIN } });
       // A parked worker must not keep the process alive; close() stops them explicitly.
@@ -69,39 +77,31 @@ export class ThreadPool {
   matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number): void {
     // chunks of whole four-row groups (the interleaved layout's unit, see wasm/assembly/rows4.ts)
     const perThread = nTok > 1 ? PREFILL_CHUNKS_PER_THREAD : CHUNKS_PER_THREAD;
-    this.dispatch(OP.MATMUL, [type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, 4, perThread, (r0, r1) => {
-      this.k.matmul(type, out, w, x, xs, xq, xd, nIn, nOut, nTok, r0, r1, scratch);
-    });
+    this.dispatch(OP.MATMUL, [type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, 4, perThread);
   }
 
   /** Attention (see the wasm `attention`), its heads claimed in chunks by all threads. */
   attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number, kvHalf: number): void {
-    this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf], nHead, 1, CHUNKS_PER_THREAD, (h0, h1) => {
-      this.k.attention(out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, h0, h1, scratch, kvHalf);
-    });
+    this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf], nHead, 1, CHUNKS_PER_THREAD);
   }
 
   /** swiglu (see the wasm kernel) over n values, cut into chunks of whole vectors: the same bits as one call. */
   swiglu(out: number, gate: number, up: number, n: number): void {
-    this.dispatch(OP.SWIGLU, [out, gate, up, n], n, 16, CHUNKS_PER_THREAD, (i0, i1) => {
-      this.k.swiglu(out + 4 * i0, gate + 4 * i0, up + 4 * i0, i1 - i0);
-    });
+    this.dispatch(OP.SWIGLU, [out, gate, up, n], n, 16, CHUNKS_PER_THREAD);
   }
 
   /** quantizeBlocks (i8: quantizeBlocksI8) of nBlocks 32-value blocks, cut into chunks of blocks. */
   quantize(xq: number, xd: number, x: number, nBlocks: number, i8: boolean): void {
-    const qb = i8 ? 32 : 64;
-    this.dispatch(OP.QUANTIZE, [xq, xd, x, nBlocks, qb], nBlocks, 1, CHUNKS_PER_THREAD, (b0, b1) => {
-      if (i8) this.k.quantizeBlocksI8(xq + 32 * b0, xd + 8 * b0, x + 128 * b0, b1 - b0);
-      else this.k.quantizeBlocks(xq + 64 * b0, xd + 8 * b0, x + 128 * b0, b1 - b0);
-    });
+    this.dispatch(OP.QUANTIZE, [xq, xd, x, nBlocks, i8 ? 32 : 64], nBlocks, 1, CHUNKS_PER_THREAD);
   }
 
   /**
-   * Run `run` over chunks of [0, n) on all threads (the calling thread uses scratch slot 0): about
-   * `perThread` chunks per thread, their sizes multiples of `align`.
+   * Run op over chunks of [0, n) on all threads (the calling thread uses scratch slot 0): about
+   * `perThread` chunks per thread, their sizes multiples of `align`. Chunk c covers
+   * [c·size, min(n, (c + 1)·size)); which thread computes it does not matter, every row (head)
+   * is computed whole by the same code, so results do not depend on the thread count.
    */
-  private dispatch(op: number, args: number[], n: number, align: number, perThread: number, run: (lo: number, hi: number) => void): void {
+  private dispatch(op: number, args: number[], n: number, align: number, perThread: number): void {
     if (this.closed) throw new Error('thread pool is closed');
     const { I, F } = this;
     const size = Math.max(1, Math.ceil(n / (this.size * perThread) / align)) * align;
@@ -109,27 +109,23 @@ export class ThreadPool {
     for (let i = 0; i < args.length; i++) F[i] = args[i]!;
     F[CTRL.N_ARGS - 1] = size;
     const gen = (Atomics.load(I, CTRL.GEN) + 1) | 0;
-    const tag = gen & TAG_MASK;
     Atomics.store(I, CTRL.FIN, 0);
     Atomics.store(I, CTRL.ERR, 0);
     Atomics.store(I, CTRL.OP, op);
+    Atomics.store(I, CTRL.NEXT, (gen & TAG_MASK) << 16);
     Atomics.store(I, CTRL.NCHUNK, nChunks);
-    Atomics.store(I, CTRL.NEXT, tag << 16);
     Atomics.store(I, CTRL.GEN, gen);
     Atomics.notify(I, CTRL.GEN);
+    // this thread's chunks and a short spin for the others' (wasm: poolWork); a trap in one of
+    // ours unwinds to here: count that chunk as finished and go on with the rest
     let ownError: unknown = null;
+    let d: number;
     for (;;) {
-      const v = Atomics.load(I, CTRL.NEXT);
-      const c = v & 0xffff;
-      if (c >= nChunks) break;
-      if (Atomics.compareExchange(I, CTRL.NEXT, v, v + 1) !== v) continue;
-      const [lo, hi] = chunkRange(c, n, size);
-      try { run(lo, hi); } catch (e) { ownError ??= e; }
-      Atomics.add(I, CTRL.FIN, 1);
+      try { d = this.k.poolWork(this.ctrl, SPIN); break; } catch (e) {
+        ownError ??= e;
+        Atomics.add(I, CTRL.FIN, 1);
+      }
     }
-    // wait only for chunks that workers have claimed and not yet finished
-    let d = Atomics.load(I, CTRL.FIN);
-    for (let s = 0; d !== nChunks && s < SPIN; s++) d = Atomics.load(I, CTRL.FIN);
     const t0 = Date.now();
     while (d !== nChunks) {
       Atomics.wait(I, CTRL.FIN, d, 1000);

@@ -11,6 +11,7 @@ import { InvalidOptionError, UnsupportedError } from '../../../errors.js';
 import { GGMLType, blockLayout, typeName } from '../../../format/dtypes.js';
 import { kvSpan } from '../../../kv/cache.js';
 import { ThreadPool, resolveThreads } from '../threads/pool.js';
+import { ctrlBytes } from '../threads/protocol.js';
 import { WasmHeap, createSharedMemory } from './heap.js';
 import { INTERLEAVED_FLAG, QUADS_FLAG, defaultKernelVariant, instantiateKernels, kernelModule, type KernelExports, type KernelVariant } from './module.js';
 
@@ -116,7 +117,7 @@ export class WasmBackend {
     this.variant = opts.variant ?? defaultKernelVariant();
     this.kernels = instantiateKernels(memory, this.variant);
     this.heap = new WasmHeap(memory, this.kernels.heapBase());
-    this.pool = this.threads > 1 ? new ThreadPool(kernelModule(this.variant), memory, this.kernels, this.threads) : null;
+    this.pool = this.threads > 1 ? new ThreadPool(kernelModule(this.variant), memory, this.kernels, this.threads, this.heap.alloc(ctrlBytes(this.threads))) : null;
   }
 
   /**

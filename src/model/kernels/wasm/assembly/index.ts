@@ -13,6 +13,7 @@ export { rmsnorm, rmsnormRows, softmax, swiglu, gelu, rope, ropeRows, add } from
 export { attention, storeHalf, storeKV } from './attention';
 export { chunkBytes, interleaveRows, gatherRow } from './interleave';
 export { hasQuads, packQuads, quadBytes, quadScratchBytes } from './panel';
+export { poolWork, poolWorker } from './pool';
 
 /** Flag or-ed into matmul's `type`: the weight's row groups are interleaved (rows4.ts). */
 const INTERLEAVED: i32 = 0x100;

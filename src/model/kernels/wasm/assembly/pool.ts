@@ -1,0 +1,101 @@
+// The thread pool's claim-and-run loop (the host side is src/model/kernels/threads/pool.ts, the
+// block layout is protocol.ts's CTRL). It lives here, not in JavaScript, because a JS loop that
+// spins on the control block and dispatches four ops was hot enough for V8 to optimize it on a
+// background thread during the first prompt, then deoptimize and optimize it again as new ops
+// arrived: on a 2-core machine those compiles took a core from the two compute threads (the
+// first 128-token prefill of the 15M model at 2 threads took 2× its later runs). Wasm code is
+// compiled once, before it runs.
+//
+// Control block at `ctrl` (i32 slots): GEN (bumped per op), FIN (chunks finished), OP, ERR,
+// NEXT (generation tag << 16 | next unclaimed chunk), NCHUNK; f64 arguments from ctrl + 64 (the
+// last one: the chunk size); from ctrl + 192, one i32 per thread: the generation it last took up.
+import { matmul } from './index';
+import { attention } from './attention';
+import { swiglu } from './ops';
+import { quantizeBlocks, quantizeBlocksI8 } from './q8';
+
+const GEN: usize = 0, FIN: usize = 4, OP: usize = 8, NEXT: usize = 16, NCHUNK: usize = 20;
+const ARGS: usize = 64, SIZE_ARG: usize = 15, SEEN: usize = 192;
+const TAG_MASK: i32 = 0x7fff;
+const OP_QUIT = 0, OP_MATMUL = 1, OP_ATTENTION = 2, OP_SWIGLU = 3, OP_QUANTIZE = 4;
+
+// @ts-ignore: decorator
+@inline function arg(ctrl: usize, i: usize): f64 {
+  return load<f64>(ctrl + ARGS + (i << 3));
+}
+
+/** Run chunk c of the current op (thread `index`: its scratch slot). */
+function runChunk(ctrl: usize, op: i32, c: i32, index: i32): void {
+  const size = <i32>arg(ctrl, SIZE_ARG);
+  const lo = c * size;
+  if (op == OP_MATMUL) {
+    const nOut = <i32>arg(ctrl, 8);
+    matmul(<i32>arg(ctrl, 0), <usize>arg(ctrl, 1), <usize>arg(ctrl, 2), <usize>arg(ctrl, 3), <usize>arg(ctrl, 4),
+      <usize>arg(ctrl, 5), <usize>arg(ctrl, 6), <i32>arg(ctrl, 7), nOut, <i32>arg(ctrl, 9), lo, min(nOut, lo + size),
+      <usize>(arg(ctrl, 10) + <f64>index * arg(ctrl, 11)));
+  } else if (op == OP_ATTENTION) {
+    const nHead = <i32>arg(ctrl, 6);
+    attention(<usize>arg(ctrl, 0), <usize>arg(ctrl, 1), <usize>arg(ctrl, 2), <usize>arg(ctrl, 3), <i32>arg(ctrl, 4),
+      <i32>arg(ctrl, 5), nHead, <i32>arg(ctrl, 7), <i32>arg(ctrl, 8), <f32>arg(ctrl, 9), lo, min(nHead, lo + size),
+      <usize>(arg(ctrl, 10) + <f64>index * arg(ctrl, 11)), <i32>arg(ctrl, 12));
+  } else if (op == OP_SWIGLU) {
+    const i0 = <usize>lo << 2, n = <i32>arg(ctrl, 3);
+    swiglu(<usize>arg(ctrl, 0) + i0, <usize>arg(ctrl, 1) + i0, <usize>arg(ctrl, 2) + i0, min(n, lo + size) - lo);
+  } else if (op == OP_QUANTIZE) {
+    const n = <i32>arg(ctrl, 3), qb = <usize>arg(ctrl, 4), b0 = <usize>lo;
+    const xq = <usize>arg(ctrl, 0) + qb * b0, xd = <usize>arg(ctrl, 1) + (b0 << 3), x = <usize>arg(ctrl, 2) + (b0 << 7);
+    if (qb == 32) quantizeBlocksI8(xq, xd, x, min(n, lo + size) - lo);
+    else quantizeBlocks(xq, xd, x, min(n, lo + size) - lo);
+  }
+}
+
+/**
+ * Claim and run chunks of generation `gen`'s op until none is left (a newer op started, or all
+ * are claimed); each finished chunk adds one to FIN, the last one wakes a waiting caller.
+ */
+function claimChunks(ctrl: usize, gen: i32, index: i32): void {
+  const tag = gen & TAG_MASK, op = atomic.load<i32>(ctrl + OP);
+  for (;;) {
+    const v = atomic.load<i32>(ctrl + NEXT);
+    if ((v >>> 16) != tag) return;
+    const c = v & 0xffff, n = atomic.load<i32>(ctrl + NCHUNK);
+    if (c >= n) return;
+    if (atomic.cmpxchg<i32>(ctrl + NEXT, v, v + 1) != v) continue;
+    runChunk(ctrl, op, c, index);
+    if (atomic.add<i32>(ctrl + FIN, 1) + 1 == n) atomic.notify(ctrl + FIN, 1);
+  }
+}
+
+/**
+ * The calling thread's part of the op just published: claim and run chunks, then spin up to
+ * `spin` reads for FIN to reach NCHUNK. Returns FIN (the host sleeps on it when short).
+ */
+export function poolWork(ctrl: usize, spin: i32): i32 {
+  claimChunks(ctrl, atomic.load<i32>(ctrl + GEN), 0);
+  const n = atomic.load<i32>(ctrl + NCHUNK);
+  let d = atomic.load<i32>(ctrl + FIN);
+  for (let s = 0; d != n && s < spin; s++) d = atomic.load<i32>(ctrl + FIN);
+  return d;
+}
+
+/**
+ * A worker thread's loop: spin up to `spin` reads on GEN, then sleep on it; take up each new
+ * generation's op and claim its chunks. Returns on OP_QUIT. The generation taken up is kept in
+ * the control block, so after a trap (the host counts the trapped chunk as finished and calls
+ * this again) the worker goes on with the same op's remaining chunks.
+ */
+export function poolWorker(ctrl: usize, index: i32, spin: i32): void {
+  const seenAt = ctrl + SEEN + (<usize>index << 2);
+  for (;;) {
+    const seen = load<i32>(seenAt);
+    let g = atomic.load<i32>(ctrl + GEN);
+    for (let s = 0; g == seen && s < spin; s++) g = atomic.load<i32>(ctrl + GEN);
+    while (g == seen) {
+      atomic.wait<i32>(ctrl + GEN, seen, -1);
+      g = atomic.load<i32>(ctrl + GEN);
+    }
+    store<i32>(seenAt, g);
+    if (atomic.load<i32>(ctrl + OP) == OP_QUIT) return;
+    claimChunks(ctrl, g, index);
+  }
+}
