@@ -1,11 +1,12 @@
 /**
  * A worker_threads pool over the shared kernel memory. The calling thread is thread 0 and works
  * too; workers 1..n-1 wait on a control block in that memory (see protocol.ts), so one dispatch
- * costs microseconds, not a postMessage round trip. Claiming and running chunks, and the waits
- * in between, are the kernel module's own code (assembly/pool.ts) on every thread. Work is cut into chunks of whole rows (matmul) or
- * whole heads (attention) that threads claim dynamically, so a worker the OS has not scheduled
- * (a loaded machine) delays nothing: the calling thread takes the chunks itself. Every row is
- * computed by the same code whoever claims it, so results are bit-identical for any thread count.
+ * costs microseconds, not a postMessage round trip. Claiming and running chunks, and the waits in
+ * between, are the kernel module's own code (assembly/pool.ts) on every thread. Work is cut into
+ * chunks of whole rows (matmul) or whole heads (attention) that threads claim dynamically, so a
+ * worker the OS has not scheduled (a loaded machine) delays nothing: the calling thread takes the
+ * chunks itself. Every row is computed by the same code whoever claims it, so results are
+ * bit-identical for any thread count.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
