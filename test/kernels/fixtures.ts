@@ -17,7 +17,8 @@ export function randF32(rng: Rng, n: number, a = 1): Float32Array {
 /** Byte offsets of the f16 scale fields inside one block, and a sane range for each. */
 const SCALE_FIELDS: Partial<Record<GGMLType, number[]>> = {
   [GGMLType.Q4_0]: [0], [GGMLType.Q4_1]: [0, 2], [GGMLType.Q5_0]: [0], [GGMLType.Q5_1]: [0, 2],
-  [GGMLType.Q8_0]: [0], [GGMLType.Q4_K]: [0, 2], [GGMLType.Q5_K]: [0, 2], [GGMLType.Q6_K]: [208],
+  [GGMLType.Q8_0]: [0], [GGMLType.Q2_K]: [80, 82], [GGMLType.Q3_K]: [108],
+  [GGMLType.Q4_K]: [0, 2], [GGMLType.Q5_K]: [0, 2], [GGMLType.Q6_K]: [208],
 };
 
 /**

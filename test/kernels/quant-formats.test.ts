@@ -65,6 +65,31 @@ function vectors(): { type: GGMLType; block: Uint8Array; expected: number[] }[] 
     }
     out.push({ type: five ? GGMLType.Q5_K : GGMLType.Q4_K, block: b, expected: e });
   }
+  { // Q2_K: element i has 2-bit q(i), group g = i >> 4 a 4-bit scale s(g) and min m(g)
+    const b = new Uint8Array(84); put16(b, 80, 0.5); put16(b, 82, 0.25);
+    const q = (i: number) => (3 * i + (i >> 4)) % 4, s = (g: number) => (5 * g + 1) % 16, m = (g: number) => 15 - g;
+    for (let g = 0; g < 16; g++) b[g] = s(g) | (m(g) << 4);
+    // byte l of half h holds elements 128h + 32k + l at bits 2k (ggml's packing loop)
+    for (let h = 0; h < 2; h++) for (let k = 0; k < 4; k++) for (let l = 0; l < 32; l++) b[16 + 32 * h + l]! |= q(128 * h + 32 * k + l) << (2 * k);
+    const e: number[] = [];
+    for (let i = 0; i < 256; i++) e.push(0.5 * s(i >> 4) * q(i) - 0.25 * m(i >> 4));
+    out.push({ type: GGMLType.Q2_K, block: b, expected: e });
+  }
+  { // Q3_K: element i has 3-bit L(i) = q + 4 (q in −4..3), group g a 6-bit scale S(g) (value S − 32)
+    const b = new Uint8Array(110); put16(b, 108, 0.125);
+    const L = (i: number) => (i + 3 * (i >> 5) + (i >> 4)) % 8, S = (g: number) => (13 * g + 5) % 64;
+    for (let g = 0; g < 16; g++) { // ggml's packing: low nibbles in bytes 0..7, two high bits per group in 8..11
+      if (g < 8) b[96 + g] = S(g) & 15; else b[96 + g - 8]! |= (S(g) & 15) << 4;
+      b[96 + 8 + (g % 4)]! |= (S(g) >> 4) << (2 * (g >> 2));
+    }
+    for (let i = 0; i < 256; i++) {
+      if (L(i) > 3) b[i & 31]! |= 1 << (i >> 5); // hmask: bit i/32 of byte i%32
+      b[32 + 32 * (i >> 7) + (i & 31)]! |= (L(i) & 3) << (2 * ((i >> 5) & 3));
+    }
+    const e: number[] = [];
+    for (let i = 0; i < 256; i++) e.push(0.125 * (S(i >> 4) - 32) * (L(i) - 4));
+    out.push({ type: GGMLType.Q3_K, block: b, expected: e });
+  }
   { // Q6_K: element e has 6-bit q(e) = (5e) mod 64 and scale scales[e >> 4]
     const b = new Uint8Array(210); put16(b, 208, 0.125);
     const q = (e: number) => (5 * e) % 64;

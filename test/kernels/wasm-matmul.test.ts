@@ -20,6 +20,7 @@ const CASES: [GGMLType, number[]][] = [
   [GGMLType.F32, [33, 64, 100, 257]], [GGMLType.F16, [33, 100, 256, 257]], [GGMLType.BF16, [33, 64, 257]],
   [GGMLType.Q8_0, [96, 320]], [GGMLType.Q4_0, [96, 320]], [GGMLType.Q4_1, [96, 320]],
   [GGMLType.Q5_0, [96, 320]], [GGMLType.Q5_1, [96, 320]],
+  [GGMLType.Q2_K, [512, 768]], [GGMLType.Q3_K, [512, 768]],
   [GGMLType.Q4_K, [512, 768]], [GGMLType.Q5_K, [512, 768]], [GGMLType.Q6_K, [512, 768]],
 ];
 
@@ -122,7 +123,7 @@ test('wasm matmul reads weights in place when they live in the backend memory', 
 
 test('wasm matmul rejects unsupported types and ragged block rows with typed errors', () => {
   const x = new Float32Array(64), out = new Float32Array(2);
-  assert.throws(() => one.matmul(out, { type: GGMLType.Q2_K, data: new Uint8Array(1000) }, x, 256, 1, 1), /no matmul kernel for Q2_K/);
+  assert.throws(() => one.matmul(out, { type: GGMLType.IQ4_NL, data: new Uint8Array(1000) }, x, 256, 1, 1), /no matmul kernel for IQ4_NL/);
   assert.throws(() => one.matmul(out, { type: GGMLType.Q8_0, data: new Uint8Array(1000) }, x, 40, 1, 1), /multiple of 32/);
   assert.throws(() => one.matmul(out, { type: GGMLType.Q8_0, data: new Uint8Array(10) }, x, 32, 2, 1), /needs 68/);
 });

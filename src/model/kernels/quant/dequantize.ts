@@ -8,6 +8,13 @@
  *   Q5_1  {f16 d, m; u32 qh; u8 qs[16]}      x = d·q + m
  *   Q8_0  {f16 d; i8 qs[32]}                 x = d·q
  *   Q8_1  {f16 d, s; i8 qs[32]}              x = d·q (s = d·Σq is only used by dot products)
+ *   Q2_K  {u8 scales[16]; u8 qs[64]; f16 d, dmin}  256 values, 16 sub-blocks of 16 with a 4-bit
+ *         scale (low nibble) and min (high nibble); 2-bit quants, byte l of each 32-byte half holds
+ *         element l of its four 32-value quarters (bits 0-1, 2-3, 4-5, 6-7): x = d·sc·q − dmin·m
+ *   Q3_K  {u8 hmask[32]; u8 qs[64]; u8 scales[12]; f16 d}  16 sub-blocks of 16, 6-bit scales (low
+ *         4 bits in the first 8 bytes' nibbles, high 2 bits in the last 4 bytes); low 2 bits as
+ *         Q2_K, the third bit of element 32k + l is bit k of hmask[l], clear meaning −4:
+ *         x = d·(sc − 32)·(q − 4·(1 − h))
  *   Q4_K  {f16 d, dmin; u8 scales[12]; u8 qs[128]}  256 values, 8 sub-blocks of 32 with 6-bit
  *         scale sc and min m (get_scale_min_k4 packing): x = d·sc·q − dmin·m
  *   Q5_K  {f16 d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128]}  as Q4_K plus a fifth bit
@@ -20,7 +27,7 @@ import { F16_TABLE, GGMLType, blockLayout, typeName } from '../../../format/dtyp
 /** Block formats with a reference dequantizer here. */
 export const QUANT_TYPES: ReadonlySet<GGMLType> = new Set([
   GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q8_0, GGMLType.Q8_1,
-  GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K, GGMLType.Q8_K,
+  GGMLType.Q2_K, GGMLType.Q3_K, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K, GGMLType.Q8_K,
 ]);
 
 const h = (b: Uint8Array, o: number): number => F16_TABLE[b[o]! | (b[o + 1]! << 8)]!;
@@ -30,6 +37,12 @@ const i8 = (v: number): number => (v << 24) >> 24;
 export function scaleMinK4(b: Uint8Array, o: number, j: number): [number, number] {
   if (j < 4) return [b[o + j]! & 63, b[o + j + 4]! & 63];
   return [(b[o + j + 4]! & 0xf) | ((b[o + j - 4]! >> 6) << 4), (b[o + j + 4]! >> 4) | ((b[o + j]! >> 6) << 4)];
+}
+
+/** The 6-bit scale of sub-block j (0..15) of a Q3_K block from its 12 packed bytes at b[o..], before the −32. */
+export function scaleQ3K(b: Uint8Array, o: number, j: number): number {
+  const low = j < 8 ? b[o + j]! & 15 : b[o + j - 8]! >> 4;
+  return low | (((b[o + 8 + (j & 3)]! >> (2 * (j >> 2))) & 3) << 4);
 }
 
 /**
@@ -72,6 +85,25 @@ export function dequantizeRow(type: GGMLType, src: Uint8Array, off: number, out:
       case GGMLType.Q8_0: case GGMLType.Q8_1: {
         const d = h(src, p), q = p + (type === GGMLType.Q8_1 ? 4 : 2);
         for (let j = 0; j < 32; j++) out[y + j] = d * i8(src[q + j]!);
+        break;
+      }
+      case GGMLType.Q2_K: {
+        const d = h(src, p + 80), dmin = h(src, p + 82);
+        for (let i = 0; i < 256; i++) {
+          // element i: half i/128, quarter (i/32)%4 → bits 2·quarter of byte qs[32·half + i%32]
+          const q = (src[p + 16 + 32 * (i >> 7) + (i & 31)]! >> (2 * ((i >> 5) & 3))) & 3;
+          const sc = src[p + (i >> 4)]!;
+          out[y + i] = d * (sc & 15) * q - dmin * (sc >> 4);
+        }
+        break;
+      }
+      case GGMLType.Q3_K: {
+        const d = h(src, p + 108);
+        for (let i = 0; i < 256; i++) {
+          const q = (src[p + 32 + 32 * (i >> 7) + (i & 31)]! >> (2 * ((i >> 5) & 3))) & 3;
+          const high = (src[p + (i & 31)]! >> (i >> 5)) & 1;
+          out[y + i] = d * (scaleQ3K(src, p + 96, i >> 4) - 32) * (q - (high ? 0 : 4));
+        }
         break;
       }
       case GGMLType.Q4_K: case GGMLType.Q5_K: {

@@ -18,7 +18,7 @@ import { INTERLEAVED_FLAG, QUADS_FLAG, defaultKernelVariant, instantiateKernels,
 /** Weight types the wasm matmul computes with (dequantized inside the kernel, row by row). */
 export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
   GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_1,
-  GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K,
+  GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q2_K, GGMLType.Q3_K, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K,
 ]);
 
 /**

@@ -10,6 +10,8 @@ export const Q4_1: i32 = 3;
 export const Q5_0: i32 = 6;
 export const Q5_1: i32 = 7;
 export const Q8_0: i32 = 8;
+export const Q2_K: i32 = 10;
+export const Q3_K: i32 = 11;
 export const Q4_K: i32 = 12;
 export const Q5_K: i32 = 13;
 export const Q6_K: i32 = 14;
@@ -26,6 +28,8 @@ export function rowBytes(type: i32, n: i32): usize {
     case Q5_0: return (u >> 5) * 22;
     case Q5_1: return (u >> 5) * 24;
     case Q8_0: return (u >> 5) * 34;
+    case Q2_K: return (u >> 8) * 84;
+    case Q3_K: return (u >> 8) * 110;
     case Q4_K: return (u >> 8) * 144;
     case Q5_K: return (u >> 8) * 176;
     case Q6_K: return (u >> 8) * 210;
@@ -149,6 +153,30 @@ export function scaleHalfX(y: usize, x: usize, n: i32): bool {
 }
 
 /**
+ * The 16 quants of group g (0..15) of a Q2_K (0..3) or Q3_K (−4..3) super-block at p, as i8.
+ * Element 16g + l sits in byte 32·(g/8) + 16·(g%2) + l of the 2-bit area at bits 2·((g/2)%4);
+ * Q3_K's third bit of that element is bit g/2 of hmask byte 16·(g%2) + l, clear meaning −4
+ * (ggml dequantize_row_q2_K / q3_K). The i16 shifts bring a neighbour's bits only above the
+ * bits the byte masks keep.
+ */
+// @ts-ignore: decorator
+@inline function quantsK23(three: bool, p: usize, g: i32): v128 {
+  const lo = p + (three ? 32 : 16) + (<usize>(g >> 3) << 5) + (<usize>(g & 1) << 4);
+  const q = v128.and(i16x8.shr_u(v128.load(lo), 2 * ((g >> 1) & 3)), i8x16.splat(3));
+  if (!three) return q;
+  const h = v128.and(i16x8.shr_u(v128.load(p + (<usize>(g & 1) << 4)), g >> 1), i8x16.splat(1));
+  return i8x16.sub(v128.or(q, i8x16.shl(h, 2)), i8x16.splat(4));
+}
+
+/** Q3_K: the signed scale of group g (6 bits from the 12 bytes at p + 96, minus 32). */
+// @ts-ignore: decorator
+@inline function scaleQ3K(p: usize, g: i32): f32 {
+  const sc = p + 96;
+  const low = g < 8 ? <i32>load<u8>(sc + g) & 15 : <i32>load<u8>(sc + g - 8) >> 4;
+  return <f32>((low | (((<i32>load<u8>(sc + 8 + (g & 3)) >> (2 * (g >> 2))) & 3) << 4)) - 32);
+}
+
+/**
  * Fused dequantize + dot of one weight row with x (n f32). `xs` holds Σx over each 32-element block
  * (needed by the formats with a min/offset term: Q4_1, Q5_1, Q4_K, Q5_K).
  */
@@ -226,6 +254,27 @@ export function dotRow(type: i32, w: usize, x: usize, xs: usize, n: i32): f32 {
         mins += dmin * (<f32>minK(sc, 2 * j) * load<f32>(xs0 + (<usize>j << 3)) + <f32>minK(sc, 2 * j + 1) * load<f32>(xs0 + (<usize>j << 3), 4));
       }
     }
+  } else if (type == Q2_K || type == Q3_K) {
+    // per 16-value group: d·sc·Σq·x (Q2_K also − dmin·m·Σx); the Σx of Q2_K's mins accumulate
+    // per lane in `macc` and are subtracted once at the end
+    const three = type == Q3_K;
+    let macc = f32x4.splat(0);
+    for (let sb = 0; sb < (n >> 8); sb++) {
+      const p = w + <usize>sb * (three ? 110 : 84), xp0 = x + (<usize>sb << 10);
+      const d = halfK(load<u16>(p + (three ? 108 : 80))), dmin: f32 = three ? 0 : halfK(load<u16>(p, 82));
+      for (let g = 0; g < 16; g++) {
+        const xp = xp0 + (<usize>g << 6);
+        if (three) {
+          acc = f32x4.add(acc, f32x4.mul(dot16(quantsK23(true, p, g), xp), f32x4.splat(d * scaleQ3K(p, g))));
+        } else {
+          const sc = <i32>load<u8>(p + g);
+          acc = f32x4.add(acc, f32x4.mul(dot16(quantsK23(false, p, g), xp), f32x4.splat(d * <f32>(sc & 15))));
+          const sx = f32x4.add(f32x4.add(v128.load(xp), v128.load(xp, 16)), f32x4.add(v128.load(xp, 32), v128.load(xp, 48)));
+          macc = f32x4.add(macc, f32x4.mul(sx, f32x4.splat(dmin * <f32>(sc >> 4))));
+        }
+      }
+    }
+    acc = f32x4.sub(acc, macc);
   } else if (type == Q6_K) {
     const m3 = i8x16.splat(0x30), e32 = i8x16.splat(32);
     for (let sb = 0; sb < (n >> 8); sb++) {
@@ -332,6 +381,20 @@ export function dequantRow(type: i32, w: usize, y: usize, n: i32): void {
         const db = f32x4.splat(dd * <f32>scaleK(sc, 2 * j + 1)), mb = f32x4.splat(dmin * <f32>minK(sc, 2 * j + 1));
         store16(l0, da, ma, yp); store16(l1, da, ma, yp + 64);
         store16(u0, db, mb, yp + 128); store16(u1, db, mb, yp + 192);
+      }
+    }
+  } else if (type == Q2_K || type == Q3_K) {
+    const three = type == Q3_K;
+    for (let sb = 0; sb < (n >> 8); sb++) {
+      const p = w + <usize>sb * (three ? 110 : 84), y0 = y + (<usize>sb << 10);
+      const d = halfK(load<u16>(p + (three ? 108 : 80))), dmin: f32 = three ? 0 : halfK(load<u16>(p, 82));
+      for (let g = 0; g < 16; g++) {
+        const yp = y0 + (<usize>g << 6);
+        if (three) store16(quantsK23(true, p, g), f32x4.splat(d * scaleQ3K(p, g)), z, yp);
+        else {
+          const sc = <i32>load<u8>(p + g);
+          store16(quantsK23(false, p, g), f32x4.splat(d * <f32>(sc & 15)), f32x4.splat(dmin * <f32>(sc >> 4)), yp);
+        }
       }
     }
   } else if (type == Q6_K) {
