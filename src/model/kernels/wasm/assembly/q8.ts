@@ -4,7 +4,7 @@
 // to i16 so that every weight block is one run of i32x4.dot_i16x8_s; the weight and activation
 // scales are applied once per block. Weight block layouts: ggml-common.h (block_q4_0 … block_q6_k).
 import { bit5, half, half2K, half4At, halfK, reduce4, reduce4i16 } from './simd';
-import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K } from './rows';
+import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K } from './rows';
 
 /**
  * i16x8 loop constants read from memory (binaryen would re-materialize a v128.const at each use
@@ -33,7 +33,8 @@ const K6 = memory.data<u32>([63, 63, 63, 63, 15, 15, 15, 15], 16);
 
 /** Whether `type` has an integer dot product here (the matmul then wants quantized activations). */
 export function hasIntDot(type: i32): bool {
-  return type == Q8_0 || type == Q4_0 || type == Q4_1 || type == Q5_0 || type == Q5_1 || type == Q4_K || type == Q5_K || type == Q6_K;
+  return type == Q8_0 || type == Q4_0 || type == Q4_1 || type == Q5_0 || type == Q5_1 || type == Q4_K || type == Q5_K || type == Q6_K
+    || (ASC_FEATURE_RELAXED_SIMD && type == Q3_K);
 }
 
 /**
@@ -112,7 +113,7 @@ export function quantizeBlocksI8(xq: usize, xd: usize, x: usize, nBlocks: i32): 
  * exact) to i16x8.relaxed_dot_i8x16_i7x16_s: 16 multiply-adds per instruction.
  */
 export function compactInt8(type: i32): bool {
-  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q5_0 || type == Q5_1 || type == Q4_K || type == Q5_K || type == Q6_K);
+  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q5_0 || type == Q5_1 || type == Q3_K || type == Q4_K || type == Q5_K || type == Q6_K);
 }
 
 /**
@@ -306,6 +307,84 @@ export function q6GroupSums(gs: usize, xq: usize, n: i32): void {
   return hsum4(acc);
 }
 
+/**
+ * dotRowQ for Q3_K (relaxed build only; the SIMD128 build keeps Q3_K on the f32 path): per half
+ * of a super-block, the 3-bit quants of each 16-value group (quantsQ3: unsigned 0..7) against the
+ * i8 activations by relaxed 8-bit dot products, minus the same against 4s (the format's offset),
+ * as i16 partials (each ≤ 2·7·127 in magnitude, four of them still fit), reduced four groups at
+ * a time (reduce4i16), times the groups' signed 6-bit scales in integer, pairs added into one sum
+ * per 32-value activation block, scaled by the blocks' activation scales; the super-block's d
+ * last. Exact integer group sums, so the result does not depend on how tokens are batched.
+ */
+export function dotQ3K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
+  const four = i8x16.splat(4), ones = v128.load(QC, 16);
+  let acc = f32x4.splat(0);
+  for (let sb = 0; sb < (n >> 8); sb++) {
+    const p = w + <usize>sb * 110;
+    const sc = scalesQ3(p + 96);
+    const hm0 = v128.load(p), hm1 = v128.load(p, 16);
+    let t = f32x4.splat(0);
+    for (let h = 0; h < 2; h++) {
+      const q0 = v128.load(p + 32 + (<usize>h << 5)), q1 = v128.load(p + 48 + (<usize>h << 5));
+      const xb = (sb << 3) + (h << 2);
+      const xp = xq + (<usize>xb << 5);
+      // quarter k of the half: elements 32k..32k+31, activation block xb + k, groups 8h + 2k, 8h + 2k + 1
+      const e0 = q3Part(q0, hm0, 0, 4 * h, xp, four);
+      v128.store32_lane(fence, e0, 0);
+      const e1 = q3Part(q1, hm1, 0, 4 * h, xp + 16, four);
+      v128.store32_lane(fence, e1, 0);
+      const e2 = q3Part(q0, hm0, 2, 4 * h + 1, xp + 32, four);
+      v128.store32_lane(fence, e2, 0);
+      const e3 = q3Part(q1, hm1, 2, 4 * h + 1, xp + 48, four);
+      const gLo = reduce4i16(e0, e1, e2, e3, ones);
+      v128.store32_lane(fence, gLo, 0);
+      const e4 = q3Part(q0, hm0, 4, 4 * h + 2, xp + 64, four);
+      v128.store32_lane(fence, e4, 0);
+      const e5 = q3Part(q1, hm1, 4, 4 * h + 2, xp + 80, four);
+      v128.store32_lane(fence, e5, 0);
+      const e6 = q3Part(q0, hm0, 6, 4 * h + 3, xp + 96, four);
+      v128.store32_lane(fence, e6, 0);
+      const e7 = q3Part(q1, hm1, 6, 4 * h + 3, xp + 112, four);
+      const gHi = reduce4i16(e4, e5, e6, e7, ones);
+      const s16 = h == 0 ? i16x8.extend_low_i8x16_s(sc) : i16x8.extend_high_i8x16_s(sc);
+      const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
+      const q = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
+      const dp = xd + (<usize>xb << 3);
+      t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(q), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
+    }
+    acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(halfK(load<u16>(p, 108)))));
+  }
+  return hsum4(acc);
+}
+
+/**
+ * Σ x·(q − 4) over 16 i8 activations at xp for one Q3_K group as eight i16 partials: q's low bits
+ * are bits `shift`, `shift`+1 of the 16 quant bytes `qv`, its third bit is bit `hbit` of the 16
+ * hmask bytes `hm` (the i16 shifts bring a neighbour byte's bits only above the kept ones).
+ */
+// @ts-ignore: decorator
+@inline function q3Part(qv: v128, hm: v128, shift: i32, hbit: i32, xp: usize, four: v128): v128 {
+  const lo = v128.and(i16x8.shr_u(qv, shift), i8x16.splat(3));
+  const q = v128.or(lo, i16x8.shl(v128.and(i16x8.shr_u(hm, hbit), i8x16.splat(1)), 2));
+  const x = v128.load(xp);
+  return i16x8.sub(i16x8.relaxed_dot_i8x16_i7x16_s(x, q), i16x8.relaxed_dot_i8x16_i7x16_s(x, four));
+}
+
+/**
+ * The 16 signed scales of a Q3_K super-block (6 bits each, minus 32) from its 12 scale bytes at
+ * sc, as i8 lanes in group order: the low 4 bits are the low nibbles of bytes 0..7 (groups 0..7)
+ * then their high nibbles (groups 8..15); the high 2 bits of group g are bits 2·(g/4) of byte
+ * 8 + g%4, which lane g gets from the 32-bit word of bytes 8..11 shifted right by 2·(g/4).
+ */
+// @ts-ignore: decorator
+@inline function scalesQ3(sc: usize): v128 {
+  const v = v128.load64_zero(sc), m4 = i8x16.splat(15);
+  const low = v128.shuffle<u8>(v128.and(v, m4), v128.and(i16x8.shr_u(v, 4), m4), 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  const B = load<u32>(sc, 8);
+  const hi = i8x16.shl(v128.and(i32x4(B, B >> 2, B >> 4, B >> 6), i8x16.splat(3)), 4);
+  return i8x16.sub(v128.or(low, hi), i8x16.splat(32));
+}
+
 /** One group's partials for q6KRow: with `sums` (relaxed build only) Σx·q (q6DotU), else q6Group. */
 // @ts-ignore: decorator
 @inline function q6Part4(sums: bool, ql: usize, qh: usize, hs: i32, xp: usize, m4: v128, m3: v128, e32: v128): v128 {
@@ -430,6 +509,7 @@ export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n:
   if (type == Q5_0 || type == Q5_1) return dotQ5(type, w, xq, xd, xs, n, fence);
   if (type == Q4_K || type == Q5_K) return dotQ4K(type == Q5_K, w, xq, xd, xs, n, fence);
   if (type == Q6_K) return dotQ6K(w, xq, xd, n, fence);
+  if (ASC_FEATURE_RELAXED_SIMD && type == Q3_K) return dotQ3K(w, xq, xd, n, fence);
   unreachable();
   return 0;
 }
