@@ -14,8 +14,8 @@ after(async () => { await one.close(); await two.close(); await exactOne.close()
 
 /** Types whose default wasm matmul quantizes the activations to int8 blocks. */
 const INT8 = new Set([GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_1, GGMLType.Q5_0, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]);
-// Q3_K has an int8 kernel in the relaxed-SIMD build only (the SIMD128 build keeps it on the f32 path)
-if (one.kernels.hasIntDot(GGMLType.Q3_K)) INT8.add(GGMLType.Q3_K);
+// Q2_K and Q3_K have int8 (decode) kernels in the relaxed-SIMD build only (the SIMD128 build keeps them on the f32 path)
+for (const t of [GGMLType.Q2_K, GGMLType.Q3_K]) if (one.kernels.hasIntDot(t)) INT8.add(t);
 
 const CASES: [GGMLType, number[]][] = [
   // 64, 256: multiples of 16 take the 4-token prefill kernel

@@ -48,6 +48,9 @@ const PARALLEL_MIN_VALUES = 32768;
 const WIDEN_MIN_TOKENS = 16;
 
 /** Types whose dot product needs Σx per 32-block (they store a min/offset). */
+/** Types whose int8 kernel serves one-token decode only (wasm/assembly/q8.ts q23KRow). */
+const DECODE_ONLY_INT8 = new Set<GGMLType>([GGMLType.Q2_K, GGMLType.Q3_K]);
+
 const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K]);
 
 /**
@@ -202,12 +205,12 @@ export class WasmBackend {
       this.kernels.blockSums(xs, xp, nIn, nTokens);
     }
     let xq = 0, xd = 0, quads = 0;
-    // Q3_K's int8 kernel is a one-row decode kernel: for several tokens, dequantizing each row once
-    // per tile and running the f32 tiles was faster (110M prefill 100 vs 65 tok/s)
-    if (this.int8 && this.kernels.hasIntDot(w.type) && !(w.type === GGMLType.Q3_K && nTokens > 1)) {
+    // Q2_K's and Q3_K's int8 kernels are one-token decode kernels: for several tokens, dequantizing
+    // each row once per tile and running the f32 tiles was faster (110M Q3_K prefill 100 vs 65 tok/s)
+    if (this.int8 && this.kernels.hasIntDot(w.type) && !(DECODE_ONLY_INT8.has(w.type) && nTokens > 1)) {
       ({ xq, xd } = this.quantized(w.type, xp, nIn, nTokens, wantQuads));
-      // Q6_K decode keeps its activations' 16-value group sums in the thread's scratch (dotQ6Kd)
-      if (w.type === GGMLType.Q6_K && nTokens === 1) this.ensureScratch(nIn);
+      // Q6_K and Q2_K decode keep their activations' 16-value group sums in the thread's scratch (q6GroupSums)
+      if ((w.type === GGMLType.Q6_K || w.type === GGMLType.Q2_K) && nTokens === 1) this.ensureScratch(nIn);
       if (wantQuads) {
         quads = QUADS_FLAG;
         this.ensureScratch(this.kernels.quadScratchBytes(w.type, nIn));

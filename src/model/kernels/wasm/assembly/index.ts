@@ -2,8 +2,8 @@
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
 import { hsum, madd, sum32 } from './simd';
-import { compactInt8, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
-import { F32, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
+import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
+import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
 import { blockStride, chunkBytes, gatherRow, rowIn } from './interleave';
 import { quadRows } from './panel';
@@ -55,12 +55,16 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     quadRows(type, out, w, rb, cb, n4, xq, nIn, nOut, nTok, r0, r1, scratch);
     return;
   }
-  if (nTok == 1 && xq != 0 && cb == 0 && (type == Q4_K || type == Q5_K || type == Q6_K)) {
+  if (nTok == 1 && xq != 0 && cb == 0 && (type == Q2_K || type == Q3_K || type == Q4_K || type == Q5_K || type == Q6_K)) {
     // K-quant decode: the row kernel called straight from a loop per type (through dotRowQ and the
     // general loop below, the per-row overhead was a tenth of the decode time)
     if (type == Q4_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ4K(false, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
     else if (type == Q5_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ4K(true, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
-    else {
+    else if (ASC_FEATURE_RELAXED_SIMD && type == Q3_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ3K(w + <usize>r * rb, xq, xd, nIn, o)); }
+    else if (ASC_FEATURE_RELAXED_SIMD && type == Q2_K) {
+      q6GroupSums(scratch, xq, nIn); // its min term's Σx per 16-value group, once for all rows
+      for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ2K(w + <usize>r * rb, xq, xd, scratch, nIn, o)); }
+    } else {
       // 32·Σx per 16-value group once for all rows (dotQ6Kd), in this thread's scratch
       if (ASC_FEATURE_RELAXED_SIMD) q6GroupSums(scratch, xq, nIn);
       for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ6Kd(w + <usize>r * rb, xq, xd, scratch, nIn, o)); }

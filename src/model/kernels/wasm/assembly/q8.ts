@@ -4,7 +4,7 @@
 // to i16 so that every weight block is one run of i32x4.dot_i16x8_s; the weight and activation
 // scales are applied once per block. Weight block layouts: ggml-common.h (block_q4_0 … block_q6_k).
 import { bit5, half, half2K, half4At, halfK, reduce4, reduce4i16 } from './simd';
-import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q3_K, Q4_K, Q5_K, Q6_K } from './rows';
+import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K } from './rows';
 
 /**
  * i16x8 loop constants read from memory (binaryen would re-materialize a v128.const at each use
@@ -34,7 +34,7 @@ const K6 = memory.data<u32>([63, 63, 63, 63, 15, 15, 15, 15], 16);
 /** Whether `type` has an integer dot product here (the matmul then wants quantized activations). */
 export function hasIntDot(type: i32): bool {
   return type == Q8_0 || type == Q4_0 || type == Q4_1 || type == Q5_0 || type == Q5_1 || type == Q4_K || type == Q5_K || type == Q6_K
-    || (ASC_FEATURE_RELAXED_SIMD && type == Q3_K);
+    || (ASC_FEATURE_RELAXED_SIMD && (type == Q2_K || type == Q3_K));
 }
 
 /**
@@ -113,7 +113,7 @@ export function quantizeBlocksI8(xq: usize, xd: usize, x: usize, nBlocks: i32): 
  * exact) to i16x8.relaxed_dot_i8x16_i7x16_s: 16 multiply-adds per instruction.
  */
 export function compactInt8(type: i32): bool {
-  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q5_0 || type == Q5_1 || type == Q3_K || type == Q4_K || type == Q5_K || type == Q6_K);
+  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q5_0 || type == Q5_1 || type == Q2_K || type == Q3_K || type == Q4_K || type == Q5_K || type == Q6_K);
 }
 
 /**
@@ -309,7 +309,7 @@ export function q6GroupSums(gs: usize, xq: usize, n: i32): void {
 
 /**
  * dotRowQ for Q3_K (relaxed build only; the SIMD128 build keeps Q3_K on the f32 path): per half
- * of a super-block, the 3-bit quants of each 16-value group (quantsQ3: unsigned 0..7) against the
+ * of a super-block, the 3-bit quants of each 16-value group (q3Part: unsigned 0..7) against the
  * i8 activations by relaxed 8-bit dot products, minus the same against 4s (the format's offset),
  * as i16 partials (each ≤ 2·7·127 in magnitude, four of them still fit), reduced four groups at
  * a time (reduce4i16), times the groups' signed 6-bit scales in integer, pairs added into one sum
@@ -317,44 +317,84 @@ export function q6GroupSums(gs: usize, xq: usize, n: i32): void {
  * last. Exact integer group sums, so the result does not depend on how tokens are batched.
  */
 export function dotQ3K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
-  const four = i8x16.splat(4), ones = v128.load(QC, 16);
+  return q23KRow(true, w, xq, xd, 0, n, fence);
+}
+
+/**
+ * One-token Q2_K row (relaxed build, decode): as dotQ3K with unsigned 2-bit quants and 4-bit
+ * scales, plus the min term dmin·Σ m·Σx per group, Σx taken from the activations' group sums
+ * (q6GroupSums at gs: 32·Σx per 16 values, computed once per matmul).
+ */
+export function dotQ2K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence: usize): f32 {
+  return q23KRow(false, w, xq, xd, gs, n, fence);
+}
+
+// @ts-ignore: decorator
+@inline function q23KRow(three: bool, w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence: usize): f32 {
+  const four = i8x16.splat(4), ones = v128.load(QC, 16), m15 = i8x16.splat(15), z = i32x4.splat(0);
   let acc = f32x4.splat(0);
   for (let sb = 0; sb < (n >> 8); sb++) {
-    const p = w + <usize>sb * 110;
-    const sc = scalesQ3(p + 96);
-    const hm0 = v128.load(p), hm1 = v128.load(p, 16);
-    let t = f32x4.splat(0);
+    const p = w + <usize>sb * (three ? 110 : 84);
+    let sc: v128, mn = z, hm0 = z, hm1 = z;
+    if (three) {
+      sc = scalesQ3(p + 96);
+      hm0 = v128.load(p); hm1 = v128.load(p, 16);
+    } else {
+      const v = v128.load(p);
+      sc = v128.and(v, m15); mn = v128.and(i16x8.shr_u(v, 4), m15);
+    }
+    let t = f32x4.splat(0), tm = f32x4.splat(0);
     for (let h = 0; h < 2; h++) {
-      const q0 = v128.load(p + 32 + (<usize>h << 5)), q1 = v128.load(p + 48 + (<usize>h << 5));
+      const qb = p + (three ? 32 : 16) + (<usize>h << 5);
+      const q0 = v128.load(qb), q1 = v128.load(qb, 16);
       const xb = (sb << 3) + (h << 2);
       const xp = xq + (<usize>xb << 5);
       // quarter k of the half: elements 32k..32k+31, activation block xb + k, groups 8h + 2k, 8h + 2k + 1
-      const e0 = q3Part(q0, hm0, 0, 4 * h, xp, four);
+      const e0 = q23Part(three, q0, hm0, 0, 4 * h, xp, four);
       v128.store32_lane(fence, e0, 0);
-      const e1 = q3Part(q1, hm1, 0, 4 * h, xp + 16, four);
+      const e1 = q23Part(three, q1, hm1, 0, 4 * h, xp + 16, four);
       v128.store32_lane(fence, e1, 0);
-      const e2 = q3Part(q0, hm0, 2, 4 * h + 1, xp + 32, four);
+      const e2 = q23Part(three, q0, hm0, 2, 4 * h + 1, xp + 32, four);
       v128.store32_lane(fence, e2, 0);
-      const e3 = q3Part(q1, hm1, 2, 4 * h + 1, xp + 48, four);
+      const e3 = q23Part(three, q1, hm1, 2, 4 * h + 1, xp + 48, four);
       const gLo = reduce4i16(e0, e1, e2, e3, ones);
       v128.store32_lane(fence, gLo, 0);
-      const e4 = q3Part(q0, hm0, 4, 4 * h + 2, xp + 64, four);
+      const e4 = q23Part(three, q0, hm0, 4, 4 * h + 2, xp + 64, four);
       v128.store32_lane(fence, e4, 0);
-      const e5 = q3Part(q1, hm1, 4, 4 * h + 2, xp + 80, four);
+      const e5 = q23Part(three, q1, hm1, 4, 4 * h + 2, xp + 80, four);
       v128.store32_lane(fence, e5, 0);
-      const e6 = q3Part(q0, hm0, 6, 4 * h + 3, xp + 96, four);
+      const e6 = q23Part(three, q0, hm0, 6, 4 * h + 3, xp + 96, four);
       v128.store32_lane(fence, e6, 0);
-      const e7 = q3Part(q1, hm1, 6, 4 * h + 3, xp + 112, four);
+      const e7 = q23Part(three, q1, hm1, 6, 4 * h + 3, xp + 112, four);
       const gHi = reduce4i16(e4, e5, e6, e7, ones);
       const s16 = h == 0 ? i16x8.extend_low_i8x16_s(sc) : i16x8.extend_high_i8x16_s(sc);
-      const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
-      const q = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
-      const dp = xd + (<usize>xb << 3);
-      t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(q), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
+      const dx = v128.shuffle<f32>(v128.load(xd + (<usize>xb << 3)), v128.load(xd + (<usize>xb << 3), 16), 0, 2, 4, 6);
+      t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(pairSums(i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16)))), dx));
+      if (!three) {
+        // Σ m·Σx over the groups of each activation block (exact integers: 32·Σx >> 5)
+        const m16 = h == 0 ? i16x8.extend_low_i8x16_s(mn) : i16x8.extend_high_i8x16_s(mn);
+        const gp = gs + (<usize>((sb << 4) + (h << 3)) << 2);
+        const sLo = i32x4.shr_s(v128.load(gp), 5), sHi = i32x4.shr_s(v128.load(gp, 16), 5);
+        tm = f32x4.add(tm, f32x4.mul(f32x4.convert_i32x4_s(pairSums(i32x4.mul(sLo, i32x4.extend_low_i16x8_s(m16)), i32x4.mul(sHi, i32x4.extend_high_i16x8_s(m16)))), dx));
+      }
     }
-    acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(halfK(load<u16>(p, 108)))));
+    if (three) acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(halfK(load<u16>(p, 108)))));
+    else acc = f32x4.sub(f32x4.add(acc, f32x4.mul(t, f32x4.splat(halfK(load<u16>(p, 80))))), f32x4.mul(tm, f32x4.splat(halfK(load<u16>(p, 82)))));
   }
   return hsum4(acc);
+}
+
+/** [l0 + l1, l2 + l3, u0 + u1, u2 + u3]: per-group products summed per 32-value activation block. */
+// @ts-ignore: decorator
+@inline function pairSums(l: v128, u: v128): v128 {
+  return i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
+}
+
+/** One Q2_K (three false: Σ x·q, q unsigned 0..3) or Q3_K (q3Part) group's i16 partials. */
+// @ts-ignore: decorator
+@inline function q23Part(three: bool, qv: v128, hm: v128, shift: i32, hbit: i32, xp: usize, four: v128): v128 {
+  if (three) return q3Part(qv, hm, shift, hbit, xp, four);
+  return i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), v128.and(i16x8.shr_u(qv, shift), i8x16.splat(3)));
 }
 
 /**
