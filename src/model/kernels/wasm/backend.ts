@@ -209,8 +209,8 @@ export class WasmBackend {
     // each row once per tile and running the f32 tiles was faster (110M Q3_K prefill 100 vs 65 tok/s)
     if (this.int8 && this.kernels.hasIntDot(w.type) && !(DECODE_ONLY_INT8.has(w.type) && nTokens > 1)) {
       ({ xq, xd } = this.quantized(w.type, xp, nIn, nTokens, wantQuads));
-      // Q6_K and Q2_K decode keep their activations' 16-value group sums in the thread's scratch (q6GroupSums)
-      if ((w.type === GGMLType.Q6_K || w.type === GGMLType.Q2_K) && nTokens === 1) this.ensureScratch(nIn);
+      // Q6_K, Q2_K and Q3_K decode keep their activations' 16-value group sums in the thread's scratch (q6GroupSums)
+      if ((w.type === GGMLType.Q6_K || DECODE_ONLY_INT8.has(w.type)) && nTokens === 1) this.ensureScratch(nIn);
       if (wantQuads) {
         quads = QUADS_FLAG;
         this.ensureScratch(this.kernels.quadScratchBytes(w.type, nIn));

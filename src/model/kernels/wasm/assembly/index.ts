@@ -60,10 +60,11 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     // general loop below, the per-row overhead was a tenth of the decode time)
     if (type == Q4_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ4K(false, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
     else if (type == Q5_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ4K(true, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
-    else if (ASC_FEATURE_RELAXED_SIMD && type == Q3_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ3K(w + <usize>r * rb, xq, xd, nIn, o)); }
-    else if (ASC_FEATURE_RELAXED_SIMD && type == Q2_K) {
-      q6GroupSums(scratch, xq, nIn); // its min term's Σx per 16-value group, once for all rows
-      for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ2K(w + <usize>r * rb, xq, xd, scratch, nIn, o)); }
+    else if (ASC_FEATURE_RELAXED_SIMD && (type == Q2_K || type == Q3_K)) {
+      // Σx per 16-value group (Q2_K's min term, Q3_K's −4 offset), once for all rows
+      q6GroupSums(scratch, xq, nIn);
+      if (type == Q2_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ2K(w + <usize>r * rb, xq, xd, scratch, nIn, o)); }
+      else for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ3K(w + <usize>r * rb, xq, xd, scratch, nIn, o)); }
     } else {
       // 32·Σx per 16-value group once for all rows (dotQ6Kd), in this thread's scratch
       if (ASC_FEATURE_RELAXED_SIMD) q6GroupSums(scratch, xq, nIn);

@@ -308,16 +308,16 @@ export function q6GroupSums(gs: usize, xq: usize, n: i32): void {
 }
 
 /**
- * dotRowQ for Q3_K (relaxed build only; the SIMD128 build keeps Q3_K on the f32 path): per half
- * of a super-block, the 3-bit quants of each 16-value group (q3Part: unsigned 0..7) against the
- * i8 activations by relaxed 8-bit dot products, minus the same against 4s (the format's offset),
- * as i16 partials (each ≤ 2·7·127 in magnitude, four of them still fit), reduced four groups at
- * a time (reduce4i16), times the groups' signed 6-bit scales in integer, pairs added into one sum
- * per 32-value activation block, scaled by the blocks' activation scales; the super-block's d
- * last. Exact integer group sums, so the result does not depend on how tokens are batched.
+ * One-token Q3_K row (relaxed build, decode; the SIMD128 build keeps Q3_K on the f32 path): per
+ * half of a super-block, the 3-bit quants of each 16-value group (q23Part: unsigned 0..7) against
+ * the i8 activations by relaxed 8-bit dot products, as i16 partials (each ≤ 2·7·127, four of them
+ * still fit), reduced four groups at a time (reduce4i16), minus the format's offset 4·Σx from the
+ * activations' group sums (q6GroupSums at gs: 32·Σx per 16 values, once per matmul), times the
+ * groups' signed 6-bit scales in integer, pairs added into one sum per 32-value activation
+ * block, scaled by the blocks' activation scales; the super-block's d last. Exact integers.
  */
-export function dotQ3K(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f32 {
-  return q23KRow(true, w, xq, xd, 0, n, fence);
+export function dotQ3K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence: usize): f32 {
+  return q23KRow(true, w, xq, xd, gs, n, fence);
 }
 
 /**
@@ -331,7 +331,7 @@ export function dotQ2K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence:
 
 // @ts-ignore: decorator
 @inline function q23KRow(three: bool, w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence: usize): f32 {
-  const four = i8x16.splat(4), ones = v128.load(QC, 16), m15 = i8x16.splat(15), z = i32x4.splat(0);
+  const ones = v128.load(QC, 16), m15 = i8x16.splat(15), z = i32x4.splat(0);
   let acc = f32x4.splat(0);
   for (let sb = 0; sb < (n >> 8); sb++) {
     const p = w + <usize>sb * (three ? 110 : 84);
@@ -350,30 +350,35 @@ export function dotQ2K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence:
       const xb = (sb << 3) + (h << 2);
       const xp = xq + (<usize>xb << 5);
       // quarter k of the half: elements 32k..32k+31, activation block xb + k, groups 8h + 2k, 8h + 2k + 1
-      const e0 = q23Part(three, q0, hm0, 0, 4 * h, xp, four);
+      const e0 = q23Part(three, q0, hm0, 0, 4 * h, xp);
       v128.store32_lane(fence, e0, 0);
-      const e1 = q23Part(three, q1, hm1, 0, 4 * h, xp + 16, four);
+      const e1 = q23Part(three, q1, hm1, 0, 4 * h, xp + 16);
       v128.store32_lane(fence, e1, 0);
-      const e2 = q23Part(three, q0, hm0, 2, 4 * h + 1, xp + 32, four);
+      const e2 = q23Part(three, q0, hm0, 2, 4 * h + 1, xp + 32);
       v128.store32_lane(fence, e2, 0);
-      const e3 = q23Part(three, q1, hm1, 2, 4 * h + 1, xp + 48, four);
-      const gLo = reduce4i16(e0, e1, e2, e3, ones);
+      const e3 = q23Part(three, q1, hm1, 2, 4 * h + 1, xp + 48);
+      let gLo = reduce4i16(e0, e1, e2, e3, ones);
       v128.store32_lane(fence, gLo, 0);
-      const e4 = q23Part(three, q0, hm0, 4, 4 * h + 2, xp + 64, four);
+      const e4 = q23Part(three, q0, hm0, 4, 4 * h + 2, xp + 64);
       v128.store32_lane(fence, e4, 0);
-      const e5 = q23Part(three, q1, hm1, 4, 4 * h + 2, xp + 80, four);
+      const e5 = q23Part(three, q1, hm1, 4, 4 * h + 2, xp + 80);
       v128.store32_lane(fence, e5, 0);
-      const e6 = q23Part(three, q0, hm0, 6, 4 * h + 3, xp + 96, four);
+      const e6 = q23Part(three, q0, hm0, 6, 4 * h + 3, xp + 96);
       v128.store32_lane(fence, e6, 0);
-      const e7 = q23Part(three, q1, hm1, 6, 4 * h + 3, xp + 112, four);
-      const gHi = reduce4i16(e4, e5, e6, e7, ones);
+      const e7 = q23Part(three, q1, hm1, 6, 4 * h + 3, xp + 112);
+      let gHi = reduce4i16(e4, e5, e6, e7, ones);
+      const gp = gs + (<usize>((sb << 4) + (h << 3)) << 2);
+      if (three) {
+        // the offset: Σx·(q − 4) = Σx·q − (32·Σx >> 3)
+        gLo = i32x4.sub(gLo, i32x4.shr_s(v128.load(gp), 3));
+        gHi = i32x4.sub(gHi, i32x4.shr_s(v128.load(gp, 16), 3));
+      }
       const s16 = h == 0 ? i16x8.extend_low_i8x16_s(sc) : i16x8.extend_high_i8x16_s(sc);
       const dx = v128.shuffle<f32>(v128.load(xd + (<usize>xb << 3)), v128.load(xd + (<usize>xb << 3), 16), 0, 2, 4, 6);
       t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(pairSums(i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16)))), dx));
       if (!three) {
         // Σ m·Σx over the groups of each activation block (exact integers: 32·Σx >> 5)
         const m16 = h == 0 ? i16x8.extend_low_i8x16_s(mn) : i16x8.extend_high_i8x16_s(mn);
-        const gp = gs + (<usize>((sb << 4) + (h << 3)) << 2);
         const sLo = i32x4.shr_s(v128.load(gp), 5), sHi = i32x4.shr_s(v128.load(gp, 16), 5);
         tm = f32x4.add(tm, f32x4.mul(f32x4.convert_i32x4_s(pairSums(i32x4.mul(sLo, i32x4.extend_low_i16x8_s(m16)), i32x4.mul(sHi, i32x4.extend_high_i16x8_s(m16)))), dx));
       }
@@ -390,24 +395,17 @@ export function dotQ2K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence:
   return i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
 }
 
-/** One Q2_K (three false: Σ x·q, q unsigned 0..3) or Q3_K (q3Part) group's i16 partials. */
-// @ts-ignore: decorator
-@inline function q23Part(three: bool, qv: v128, hm: v128, shift: i32, hbit: i32, xp: usize, four: v128): v128 {
-  if (three) return q3Part(qv, hm, shift, hbit, xp, four);
-  return i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), v128.and(i16x8.shr_u(qv, shift), i8x16.splat(3)));
-}
-
 /**
- * Σ x·(q − 4) over 16 i8 activations at xp for one Q3_K group as eight i16 partials: q's low bits
- * are bits `shift`, `shift`+1 of the 16 quant bytes `qv`, its third bit is bit `hbit` of the 16
- * hmask bytes `hm` (the i16 shifts bring a neighbour byte's bits only above the kept ones).
+ * Σ x·q over 16 i8 activations at xp for one Q2_K or Q3_K group, as eight i16 partials: q's low
+ * bits are bits `shift`, `shift`+1 of the 16 quant bytes `qv`; Q3_K's third bit is bit `hbit` of
+ * the 16 hmask bytes `hm` (the i16 shifts bring a neighbour byte's bits only above the kept ones).
+ * Unsigned quants (0..3, 0..7): the i7 operand of the relaxed dot product.
  */
 // @ts-ignore: decorator
-@inline function q3Part(qv: v128, hm: v128, shift: i32, hbit: i32, xp: usize, four: v128): v128 {
-  const lo = v128.and(i16x8.shr_u(qv, shift), i8x16.splat(3));
-  const q = v128.or(lo, i16x8.shl(v128.and(i16x8.shr_u(hm, hbit), i8x16.splat(1)), 2));
-  const x = v128.load(xp);
-  return i16x8.sub(i16x8.relaxed_dot_i8x16_i7x16_s(x, q), i16x8.relaxed_dot_i8x16_i7x16_s(x, four));
+@inline function q23Part(three: bool, qv: v128, hm: v128, shift: i32, hbit: i32, xp: usize): v128 {
+  let q = v128.and(i16x8.shr_u(qv, shift), i8x16.splat(3));
+  if (three) q = v128.or(q, i16x8.shl(v128.and(i16x8.shr_u(hm, hbit), i8x16.splat(1)), 2));
+  return i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), q);
 }
 
 /**
@@ -549,7 +547,6 @@ export function dotRowQ(type: i32, w: usize, xq: usize, xd: usize, xs: usize, n:
   if (type == Q5_0 || type == Q5_1) return dotQ5(type, w, xq, xd, xs, n, fence);
   if (type == Q4_K || type == Q5_K) return dotQ4K(type == Q5_K, w, xq, xd, xs, n, fence);
   if (type == Q6_K) return dotQ6K(w, xq, xd, n, fence);
-  if (ASC_FEATURE_RELAXED_SIMD && type == Q3_K) return dotQ3K(w, xq, xd, n, fence);
   unreachable();
   return 0;
 }
