@@ -155,8 +155,7 @@ export function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n:
     const scLo = v128.and(A, c63), scHi = v128.or(v128.and(C, c15), i32x4.shl(i32x4.shr_u(A, 6), 4));
     const mLo = v128.and(B, c63), mHi = v128.or(i32x4.shr_u(C, 4), i32x4.shl(i32x4.shr_u(B, 6), 4));
     const dp = xd + (<usize>xb << 3), sp = xs + (<usize>xb << 2);
-    const dxLo = v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6);
-    const dxHi = v128.shuffle<f32>(v128.load(dp, 32), v128.load(dp, 48), 0, 2, 4, 6);
+    const dxLo = actScales4(dp), dxHi = actScales4(dp + 32);
     const t = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sLo, scLo)), dxLo), f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sHi, scHi)), dxHi));
     const dm = half2K(p);
     acc = f32x4.add(acc, f32x4.mul(t, v128.shuffle<f32>(dm, dm, 0, 0, 0, 0)));
@@ -298,9 +297,7 @@ export function q6GroupSums(gs: usize, xq: usize, n: i32): void {
       const gHi = q6Sums4(sums, d4, d5, d6, d7, ones, gp + 16);
       const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
       const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
-      const q = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
-      const dp = xd + (<usize>xb << 3);
-      t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(q), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
+      t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(pairSums(l, u)), actScales4(xd + (<usize>xb << 3))));
     }
     acc = f32x4.add(acc, f32x4.mul(t, f32x4.splat(halfK(load<u16>(p, 208)))));
   }
@@ -374,7 +371,7 @@ export function dotQ2K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence:
         gHi = i32x4.sub(gHi, i32x4.shr_s(v128.load(gp, 16), 3));
       }
       const s16 = h == 0 ? i16x8.extend_low_i8x16_s(sc) : i16x8.extend_high_i8x16_s(sc);
-      const dx = v128.shuffle<f32>(v128.load(xd + (<usize>xb << 3)), v128.load(xd + (<usize>xb << 3), 16), 0, 2, 4, 6);
+      const dx = actScales4(xd + (<usize>xb << 3));
       t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(pairSums(i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16)))), dx));
       if (!three) {
         // Σ m·Σx over the groups of each activation block (exact integers: 32·Σx >> 5)
@@ -389,10 +386,16 @@ export function dotQ2K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence:
   return hsum4(acc);
 }
 
-/** [l0 + l1, l2 + l3, u0 + u1, u2 + u3]: per-group products summed per 32-value activation block. */
+/** [l0 + l1, l2 + l3, u0 + u1, u2 + u3] (i32): e.g. per-group products summed per 32-value activation block. */
 // @ts-ignore: decorator
 @inline function pairSums(l: v128, u: v128): v128 {
   return i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
+}
+
+/** The activation scales d of four consecutive blocks from their (d, d·Σq) f32 pairs at dp (quantizeBlocks' xd). */
+// @ts-ignore: decorator
+@inline function actScales4(dp: usize): v128 {
+  return v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6);
 }
 
 /**
@@ -488,7 +491,7 @@ export function dotQ2K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence:
 @inline function reduce4i16w(d0: v128, d1: v128, d2: v128, d3: v128, ones: v128): v128 {
   const t01 = i32x4.dot_i16x8_s(i16x8.add(v128.shuffle<i32>(d0, d1, 0, 2, 4, 6), v128.shuffle<i32>(d0, d1, 1, 3, 5, 7)), ones);
   const t23 = i32x4.dot_i16x8_s(i16x8.add(v128.shuffle<i32>(d2, d3, 0, 2, 4, 6), v128.shuffle<i32>(d2, d3, 1, 3, 5, 7)), ones);
-  return i32x4.add(v128.shuffle<i32>(t01, t23, 0, 2, 4, 6), v128.shuffle<i32>(t01, t23, 1, 3, 5, 7));
+  return pairSums(t01, t23);
 }
 
 /** Σ x·(q − 32) over 16 i8 activations at xp as eight i16 partial sums (|·| ≤ 8128; see q6PartR). */
@@ -576,7 +579,7 @@ export function dotQ8_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize): f
     v128.store32_lane(fence, s2, 0);
     const s3 = dot32(v128.load8x8_s(p, 104), v128.load8x8_s(p, 112), v128.load8x8_s(p, 120), v128.load8x8_s(p, 128), xp + 192);
     v128.store32_lane(fence, s3, 0);
-    const dx = v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6);
+    const dx = actScales4(dp);
     acc = f32x4.add(acc, f32x4.mul(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(half4At(p, 34, mask, k), dx)));
   }
   let t: f32 = 0;
@@ -837,12 +840,12 @@ export function rowQ6Kx2r(w: usize, xq: usize, xd: usize, qb: usize, dd: usize, 
       const sLo = i32x4.extend_low_i16x8_s(s16), sHi = i32x4.extend_high_i16x8_s(s16);
       let dp = xd + (<usize>xb << 3);
       let l = i32x4.mul(gLo0, sLo), u = i32x4.mul(gHi0, sHi);
-      let qq = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
-      t0 = f32x4.add(t0, f32x4.mul(f32x4.convert_i32x4_s(qq), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
+      let qq = pairSums(l, u);
+      t0 = f32x4.add(t0, f32x4.mul(f32x4.convert_i32x4_s(qq), actScales4(dp)));
       dp += dd;
       l = i32x4.mul(gLo1, sLo); u = i32x4.mul(gHi1, sHi);
-      qq = i32x4.add(v128.shuffle<i32>(l, u, 0, 2, 4, 6), v128.shuffle<i32>(l, u, 1, 3, 5, 7));
-      t1 = f32x4.add(t1, f32x4.mul(f32x4.convert_i32x4_s(qq), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)));
+      qq = pairSums(l, u);
+      t1 = f32x4.add(t1, f32x4.mul(f32x4.convert_i32x4_s(qq), actScales4(dp)));
     }
     const d = f32x4.splat(halfK(load<u16>(p, 208)));
     acc0 = f32x4.add(acc0, f32x4.mul(t0, d));
@@ -935,14 +938,14 @@ export function rowQ5Kx2r(w: usize, xq: usize, xd: usize, xs: usize, qb: usize, 
     const dm = half2K(p), d = v128.shuffle<f32>(dm, dm, 0, 0, 0, 0), dmin = v128.shuffle<f32>(dm, dm, 1, 1, 1, 1);
     // token 0
     let dp = xd + (<usize>xb << 3), sp = xs + (<usize>xb << 2);
-    let t = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sLo0, scLo)), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)),
-      f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sHi0, scHi)), v128.shuffle<f32>(v128.load(dp, 32), v128.load(dp, 48), 0, 2, 4, 6)));
+    let t = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sLo0, scLo)), actScales4(dp)),
+      f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sHi0, scHi)), actScales4(dp + 32)));
     acc0 = f32x4.add(acc0, f32x4.mul(t, d));
     macc0 = f32x4.add(macc0, f32x4.mul(f32x4.add(f32x4.mul(fmLo, v128.load(sp)), f32x4.mul(fmHi, v128.load(sp, 16))), dmin));
     // token 1
     dp += dd; sp += db;
-    t = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sLo1, scLo)), v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6)),
-      f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sHi1, scHi)), v128.shuffle<f32>(v128.load(dp, 32), v128.load(dp, 48), 0, 2, 4, 6)));
+    t = f32x4.add(f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sLo1, scLo)), actScales4(dp)),
+      f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sHi1, scHi)), actScales4(dp + 32)));
     acc1 = f32x4.add(acc1, f32x4.mul(t, d));
     macc1 = f32x4.add(macc1, f32x4.mul(f32x4.add(f32x4.mul(fmLo, v128.load(sp)), f32x4.mul(fmHi, v128.load(sp, 16))), dmin));
   }
