@@ -47,10 +47,10 @@ const PARALLEL_MIN_VALUES = 32768;
  */
 const WIDEN_MIN_TOKENS = 16;
 
-/** Types whose dot product needs Σx per 32-block (they store a min/offset). */
 /** Types whose int8 kernel serves one-token decode only (wasm/assembly/q8.ts q23KRow). */
 const DECODE_ONLY_INT8 = new Set<GGMLType>([GGMLType.Q2_K, GGMLType.Q3_K]);
 
+/** Types whose dot product needs Σx per 32-block (they store a min/offset). */
 const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_K, GGMLType.Q5_K]);
 
 /**
