@@ -4,7 +4,7 @@
 // to i16 so that every weight block is one run of i32x4.dot_i16x8_s; the weight and activation
 // scales are applied once per block. Weight block layouts: ggml-common.h (block_q4_0 … block_q6_k).
 import { bit5, half, half2K, half4At, halfK, reduce4, reduce4i16 } from './simd';
-import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K } from './rows';
+import { Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, bitsK23 } from './rows';
 
 /**
  * i16x8 loop constants read from memory (binaryen would re-materialize a v128.const at each use
@@ -398,17 +398,10 @@ export function dotQ2K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence:
   return v128.shuffle<f32>(v128.load(dp), v128.load(dp, 16), 0, 2, 4, 6);
 }
 
-/**
- * Σ x·q over 16 i8 activations at xp for one Q2_K or Q3_K group, as eight i16 partials: q's low
- * bits are bits `shift`, `shift`+1 of the 16 quant bytes `qv`; Q3_K's third bit is bit `hbit` of
- * the 16 hmask bytes `hm` (the i16 shifts bring a neighbour byte's bits only above the kept ones).
- * Unsigned quants (0..3, 0..7): the i7 operand of the relaxed dot product.
- */
+/** Σ x·q over 16 i8 activations at xp for one Q2_K or Q3_K group (unsigned quants from rows.ts bitsK23: the i7 operand), as eight i16 partials. */
 // @ts-ignore: decorator
 @inline function q23Part(three: bool, qv: v128, hm: v128, shift: i32, hbit: i32, xp: usize): v128 {
-  let q = v128.and(i16x8.shr_u(qv, shift), i8x16.splat(3));
-  if (three) q = v128.or(q, i16x8.shl(v128.and(i16x8.shr_u(hm, hbit), i8x16.splat(1)), 2));
-  return i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), q);
+  return i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), bitsK23(three, qv, hm, shift, hbit));
 }
 
 /**

@@ -153,19 +153,29 @@ export function scaleHalfX(y: usize, x: usize, n: i32): bool {
 }
 
 /**
+ * The unsigned quants (Q2_K 0..3, Q3_K 0..7) of 16 elements: the low bits are bits `shift`,
+ * `shift`+1 of the 16 quant bytes `qv`, Q3_K's third bit is bit `hbit` of the 16 hmask bytes `hm`
+ * (unused for Q2_K). The i16 shifts bring a neighbour byte's bits only above the bits the byte
+ * masks keep. Shared by the f32 kernels here and the int8 decode kernel (q8.ts q23Part).
+ */
+// @ts-ignore: decorator
+@inline export function bitsK23(three: bool, qv: v128, hm: v128, shift: i32, hbit: i32): v128 {
+  const q = v128.and(i16x8.shr_u(qv, shift), i8x16.splat(3));
+  if (!three) return q;
+  return v128.or(q, i16x8.shl(v128.and(i16x8.shr_u(hm, hbit), i8x16.splat(1)), 2));
+}
+
+/**
  * The 16 quants of group g (0..15) of a Q2_K (0..3) or Q3_K (−4..3) super-block at p, as i8.
  * Element 16g + l sits in byte 32·(g/8) + 16·(g%2) + l of the 2-bit area at bits 2·((g/2)%4);
  * Q3_K's third bit of that element is bit g/2 of hmask byte 16·(g%2) + l, clear meaning −4
- * (ggml dequantize_row_q2_K / q3_K). The i16 shifts bring a neighbour's bits only above the
- * bits the byte masks keep.
+ * (ggml dequantize_row_q2_K / q3_K).
  */
 // @ts-ignore: decorator
 @inline function quantsK23(three: bool, p: usize, g: i32): v128 {
-  const lo = p + (three ? 32 : 16) + (<usize>(g >> 3) << 5) + (<usize>(g & 1) << 4);
-  const q = v128.and(i16x8.shr_u(v128.load(lo), 2 * ((g >> 1) & 3)), i8x16.splat(3));
-  if (!three) return q;
-  const h = v128.and(i16x8.shr_u(v128.load(p + (<usize>(g & 1) << 4)), g >> 1), i8x16.splat(1));
-  return i8x16.sub(v128.or(q, i8x16.shl(h, 2)), i8x16.splat(4));
+  const qv = v128.load(p + (three ? 32 : 16) + (<usize>(g >> 3) << 5) + (<usize>(g & 1) << 4));
+  const u = bitsK23(three, qv, three ? v128.load(p + (<usize>(g & 1) << 4)) : qv, 2 * ((g >> 1) & 3), g >> 1);
+  return three ? i8x16.sub(u, i8x16.splat(4)) : u;
 }
 
 /** Q3_K: the signed scale of group g (6 bits from the 12 bytes at p + 96, minus 32). */
