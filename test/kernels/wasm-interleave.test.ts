@@ -17,8 +17,9 @@ after(async () => { await one.close(); await two.close(); await exactOne.close()
 
 const INTERLEAVED: [GGMLType, number[]][] = [
   [GGMLType.F32, [16, 96]], [GGMLType.F16, [32, 96]], [GGMLType.BF16, [32, 96]], [GGMLType.Q8_0, [96, 320]], [GGMLType.Q4_0, [96, 320]],
+  [GGMLType.Q4_K, [256, 512]],
 ];
-const QUANT = new Set([GGMLType.Q8_0, GGMLType.Q4_0]);
+const QUANT = new Set([GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K]);
 
 /** A private copy of w (interleaving must not touch the caller's array). */
 function copyOf(w: { type: GGMLType; data: ArrayBufferView }, nIn: number, nOut: number) {
@@ -82,7 +83,7 @@ test('a decode row has the same value whichever group, trailing position or row 
   // 5-row matrix: one group plus a trailing row. Every lane depends only on its own row, so both
   // must give bit-identical values.
   const rng = createRng(5);
-  for (const [type, nIn] of [[GGMLType.F32, 64], [GGMLType.F16, 64], [GGMLType.BF16, 64], [GGMLType.Q8_0, 96], [GGMLType.Q4_0, 96]] as const) {
+  for (const [type, nIn] of [[GGMLType.F32, 64], [GGMLType.F16, 64], [GGMLType.BF16, 64], [GGMLType.Q8_0, 96], [GGMLType.Q4_0, 96], [GGMLType.Q4_K, 256]] as const) {
     const nOut = 9;
     const w = randWeight(rng, type, nIn, nOut);
     const x = randF32(rng, nIn);
@@ -133,7 +134,7 @@ test('a decode row has the same value whichever group, trailing position or row 
 
 test('interleave leaves other types, short matrices and ragged rows alone; heap-owned weights are rearranged in place', () => {
   const rng = createRng(9);
-  assert.equal(one.interleave({ ...copyOf(randWeight(rng, GGMLType.Q4_K, 256, 8), 256, 8) }), false);
+  assert.equal(one.interleave({ ...copyOf(randWeight(rng, GGMLType.Q6_K, 256, 8), 256, 8) }), false);
   assert.equal(one.interleave({ ...copyOf(randWeight(rng, GGMLType.Q8_0, 64, 3), 64, 3) }), false, 'fewer than 4 rows');
   assert.equal(one.interleave({ ...copyOf(randWeight(rng, GGMLType.F32, 40, 8), 40, 8) }), false, 'rows not a multiple of 16');
   const nIn = 64, nOut = 8;
@@ -181,5 +182,42 @@ test('interleaved F32, F16 and BF16 groups: a token prefilled with others gets t
       be.interleave(w);
       assertPrefillEqualsDecode(be.matmul.bind(be), w, randF32(rng, nIn * nTok), nIn, nOut, nTok, `${typeName(type)} threads=${be.threads}`);
     }
+  }
+});
+
+test('interleaved Q4_K decode (four rows per step, headers decoded together) in both kernel builds: within the int8 bound, the same values as the GGUF-order rows within it too, extreme scales and mins', () => {
+  // Both builds run rows4Q4K's steps (8-bit dot products in the relaxed build, widened i16 ones
+  // in SIMD128); the first rows get the largest 6-bit scales and mins (63) and extreme f16 d/dmin,
+  // the packing's edge cases (the high two bits of scales and mins 4..7)
+  const simd = createWasmBackend({ threads: 1, variant: 'simd128' });
+  try {
+    const rng = createRng(3141);
+    for (const nIn of [256, 768]) {
+      const nOut = 11;
+      const w = randWeight(rng, GGMLType.Q4_K, nIn, nOut);
+      const bytes = w.data as Uint8Array;
+      for (let b = 0; b < 4; b++) bytes.fill(0xff, b * 144 + 4, b * 144 + 16); // scales/mins all 63
+      bytes[0] = 0x00; bytes[1] = 0x3c; // d = 1 (f16 0x3c00)
+      bytes[144 + 2] = 0x01; bytes[144 + 3] = 0x00; // dmin = the smallest f16 subnormal
+      const wf = weightToF32(w, nIn, nOut);
+      const x = randF32(rng, nIn);
+      for (let i = 0; i < nIn; i += 11) x[i] = x[i]! * 50;
+      const { y } = refMatmul(wf, x, nIn, nOut, 1);
+      const plain = new Float32Array(nOut);
+      one.matmul(plain, { type: GGMLType.Q4_K, data: bytes }, x, nIn, nOut, 1); // GGUF order: dotQ4K
+      for (const be of [one, simd]) {
+        const wi = copyOf(w, nIn, nOut);
+        assert.equal(be.interleave(wi), true);
+        const a = new Float32Array(nOut);
+        be.matmul(a, wi, x, nIn, nOut, 1);
+        for (let o = 0; o < nOut; o++) {
+          const bound = int8Bound(wf, x, nIn, o, 0);
+          assert.ok(Math.abs(a[o]! - y[o]!) <= bound, `${be.variant} nIn=${nIn} row ${o}: ${a[o]} vs ${y[o]} (bound ${bound})`);
+          assert.ok(Math.abs(a[o]! - plain[o]!) <= bound, `${be.variant} nIn=${nIn} row ${o}: interleaved ${a[o]} vs GGUF order ${plain[o]}`);
+        }
+      }
+    }
+  } finally {
+    void simd.close();
   }
 });

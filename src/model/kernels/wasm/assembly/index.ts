@@ -4,7 +4,7 @@ import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from '
 import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
-import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4_0, rows4Q8_0 } from './rows4';
+import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4_0, rows4Q8_0 } from './rows4';
 import { blockStride, chunkBytes, gatherRow, rowIn } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
@@ -48,7 +48,7 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
   const rb = rowBytes(type, nIn);
   const xb = <usize>nIn << 2;
   const cb = (typeFlags & INTERLEAVED) != 0 ? chunkBytes(type, nIn) : 0;
-  if (cb != 0 && nTok == 1 && decodeInterleaved(type, cb, out, w, rb, x, xq, xd, nIn, nOut, r0, r1)) return;
+  if (cb != 0 && nTok == 1 && decodeInterleaved(type, cb, out, w, rb, x, xs, xq, xd, nIn, nOut, r0, r1, scratch)) return;
   const n4 = cb != 0 ? nOut & ~3 : 0, gbuf = scratch + xb;
   if ((typeFlags & QUADS) != 0) {
     // xq: the activations interleaved four tokens at a time (panel.ts packQuads)
@@ -206,21 +206,21 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
  * group's chunk stride, the trailing nOut mod 4 rows in GGUF order). Returns false when the
  * kernel needs quantized/scaled activations that the caller did not prepare (xq = 0).
  */
-function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize, x: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, r0: i32, r1: i32): bool {
+function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, r0: i32, r1: i32, scratch: usize): bool {
   if (type != F32 && type != BF16 && xq == 0) return false;
   const n4 = nOut & ~3, end = min(r1, n4);
   let r = r0;
   while (r < r1) {
     const o = out + (<usize>r << 2);
     if ((r & 3) == 0 && r + 4 <= end) {
-      v128.store(o, rows4(type, w + <usize>r * rb, cb, cb << 2, x, xq, xd, nIn, o));
+      v128.store(o, rows4(type, w + <usize>r * rb, cb, cb << 2, x, xs, xq, xd, nIn, scratch, o));
       r += 4;
     } else if ((type == F16 || type == BF16) && r >= n4) {
       // a trailing f16/bf16 row is in GGUF order (rows4Half/rows4BF16 read paired halves)
       store<f32>(o, type == F16 ? dotHalfScaled(w + <usize>r * rb, xq, nIn) : dotRow(BF16, w + <usize>r * rb, x, 0, nIn));
       r++;
     } else {
-      v128.store32_lane(o, rows4(type, rowIn(w, r, rb, cb, n4), 0, blockStride(r, cb, n4, cb), x, xq, xd, nIn, o), 0);
+      v128.store32_lane(o, rows4(type, rowIn(w, r, rb, cb, n4), 0, blockStride(r, cb, n4, cb), x, xs, xq, xd, nIn, scratch, o), 0);
       r++;
     }
   }
@@ -228,8 +228,9 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
 }
 
 // @ts-ignore: decorator
-@inline function rows4(type: i32, w: usize, rs: usize, cs: usize, x: usize, xq: usize, xd: usize, nIn: i32, fence: usize): v128 {
+@inline function rows4(type: i32, w: usize, rs: usize, cs: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, scratch: usize, fence: usize): v128 {
   if (type == Q4_0) return rows4Q4_0(w, rs, cs, xq, xd, nIn, fence);
+  if (type == Q4_K) return rows4Q4K(w, rs, cs, xq, xd, xs, nIn, scratch, fence);
   if (type == Q8_0) return rows4Q8_0(w, rs, cs, xq, xd, nIn, fence);
   if (type == F32) return rows4F32(w, rs, cs, x, nIn);
   if (type == BF16) return rows4BF16(w, rs, cs, x, nIn, fence);

@@ -1,8 +1,9 @@
 // Decode matrix-vector kernels over row-interleaved weights: the backend rearranges a weight
 // matrix once at load (interleaveRows) so that each group of four rows is stored chunk by chunk
 // (row 0 chunk 0, row 1 chunk 0, row 2 chunk 0, row 3 chunk 0, row 0 chunk 1, ...; a chunk is one
-// quant block, or 16 f32/f16/bf16 values). Each chunk keeps its GGUF encoding; only the order changes,
-// in place, with no copy of the weights (llama.cpp's CPU backend repacks Q4_0 the same way).
+// quant block (for Q4_K one 256-value super-block), or 16 f32/f16/bf16 values). Each chunk keeps
+// its GGUF encoding; only the order changes, in place, with no copy of the weights (llama.cpp's
+// CPU backend repacks Q4_0 the same way).
 // A decode step then reads the four rows as one sequential stream and loads each activation
 // vector once for four rows. Reading four separate rows side by side instead measured 2-4× slower
 // per byte on our 2-core machine (the hardware prefetcher follows one stream, not four).
@@ -15,7 +16,7 @@
 // block's scaled sum with a fused multiply-add in the relaxed build (Q4_0 decode 10% faster on a
 // Zen 5 core: one instruction less per block and a shorter chain); their prefill (panel.ts) is
 // not tied to them bit for bit, only to the int8 error bound.
-import { half4At, madd, reduce4, reduce4i16 } from './simd';
+import { half4At, halfK4, madd, reduce4, reduce4i16 } from './simd';
 
 /** i16x8 / i8x16 / f32 constants (see q8.ts QC for why loop constants live in memory). */
 const C4 = memory.data<u16>([
@@ -27,6 +28,10 @@ const C4 = memory.data<u16>([
   8192, 0, 8192, 0, 8192, 0, 8192, 0, // +80: i16 pairs (2^13, 0): the low half of each lane, shifted
   0, 8192, 0, 8192, 0, 8192, 0, 8192, // +96: i16 pairs (0, 2^13): the high half
   0, 0xffff, 0, 0xffff, 0, 0xffff, 0, 0xffff, // +112: the high half of each lane (bf16)
+  0x3f3f, 0x3f3f, 0x3f3f, 0x3f3f, 0x3f3f, 0x3f3f, 0x3f3f, 0x3f3f, // +128: bytes 0x3f (Q4_K 6-bit scales)
+  0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, // +144: bytes 0x03
+  0xffff, 0, 0xffff, 0, 0xffff, 0, 0xffff, 0, // +160: the low half of each lane
+  0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, // +176: i32 0xff
 ], 16);
 
 /**
@@ -231,6 +236,148 @@ export function rows4Q4_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
   const l = v128.load8x8_u(p, 2), h = v128.load8x8_u(p, 10);
   const s0 = i32x4.add(i32x4.dot_i16x8_s(v128.and(l, m4), x0), i32x4.dot_i16x8_s(v128.and(h, m4), x1));
   const s1 = i32x4.add(i32x4.dot_i16x8_s(i16x8.shr_u(l, 4), x2), i32x4.dot_i16x8_s(i16x8.shr_u(h, 4), x3));
+  return i32x4.add(s0, s1);
+}
+
+/**
+ * Four Q4_K rows (144-byte super-blocks of 256 values: f16 d and dmin, 12 bytes of 6-bit
+ * sub-block scales and mins as ggml packs them, 128 bytes of 4-bit quants; quant byte 32j+i holds
+ * sub-block 2j element i in its low nibble and 2j+1 element i in its high one) against activations
+ * quantized per 32-value block (i8 in the relaxed build, i16 otherwise; xd: block scales, xs: the
+ * blocks' exact Σx for the min term). Lanes are rows throughout: per sub-block k the four rows'
+ * exact integer sums come out of one reduction and share the activation loads, and the
+ * scale/min arithmetic runs once for four rows (d·sc_k·d_x·Σq·x_q − dmin·m_k·Σx, each sub-block's
+ * term added with multiply-adds). The headers of the four rows are decoded together, byte-wise.
+ * Not tied bit for bit to the one-row kernel (q8.ts dotQ4K) or the prefill: the same terms in
+ * another order, within the int8 bound. hs: 256 bytes of the calling thread's scratch.
+ * (110M Q4_K decode 126.7 → 142.3 tok/s on a Zen 5 core against dotQ4K row by row.)
+ */
+export function rows4Q4K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, xs: usize, n: i32, hs: usize, fence: usize): v128 {
+  const m4 = ASC_FEATURE_RELAXED_SIMD ? v128.load(C4, 16) : v128.load(C4);
+  const ones = v128.load(C4, 64), b3f = v128.load(C4, 128), b03 = v128.load(C4, 144), b0f = v128.load(C4, 16);
+  let acc = f32x4.splat(0), macc = f32x4.splat(0);
+  for (let sb = 0; sb < (n >> 8); sb++) {
+    const p0 = w + <usize>sb * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
+    // headers: i32 lane r of DD = row r's d | dmin << 16, of AA/BB/CC = its scale bytes 0..3/4..7/8..11
+    const v0 = v128.load(p0), v1 = v128.load(p1), v2 = v128.load(p2), v3 = v128.load(p3);
+    const x01 = v128.shuffle<u8>(v0, v1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const x23 = v128.shuffle<u8>(v2, v3, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+    const y01 = v128.shuffle<u8>(v0, v1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    const y23 = v128.shuffle<u8>(v2, v3, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+    const dd = v128.shuffle<u8>(x01, x23, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const aa = v128.shuffle<u8>(x01, x23, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    const bb = v128.shuffle<u8>(y01, y23, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+    const cc = v128.shuffle<u8>(y01, y23, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+    // byte k of lane r: sub-block k's scale (scLo) and min (mLo), and sub-block k + 4's (scHi, mHi)
+    // (ggml get_scale_min_k4; the i16 shifts move no set bit across a byte after the masks)
+    const scLo = v128.and(aa, b3f), mLo = v128.and(bb, b3f);
+    const scHi = v128.or(v128.and(cc, b0f), i16x8.shl(v128.and(i16x8.shr_u(aa, 6), b03), 4));
+    const mHi = v128.or(v128.and(i16x8.shr_u(cc, 4), b0f), i16x8.shl(v128.and(i16x8.shr_u(bb, 6), b03), 4));
+    // per step k, the four rows' scales and mins of sub-blocks k and k + 4 (i32 lanes), parked in
+    // the thread's scratch: held in registers they left too few for the sums (most of the loop's
+    // instructions were spills)
+    for (let k = 0; k < 4; k++) {
+      const o = hs + (<usize>k << 6);
+      v128.store(o, lanesByte(scLo, k)); v128.store(o, lanesByte(scHi, k), 16);
+      v128.store(o, lanesByte(mLo, k), 32); v128.store(o, lanesByte(mHi, k), 48);
+    }
+    const d = halfK4(v128.and(dd, v128.load(C4, 160))), dmin = halfK4(i32x4.shr_u(dd, 16));
+    const blk = sb << 3;
+    // sub-blocks k and k + 4 per step, written out so that k is a constant in each; the stores of
+    // the running sums make TurboFan do each step's scaling in place (it sank all of it to the end
+    // of the loop, keeping every step's sums alive in spilled registers)
+    acc = madd(q4kTerm(0, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
+    macc = madd(q4kMins(0, xs, blk, hs), dmin, macc);
+    fence2(fence, acc, macc);
+    acc = madd(q4kTerm(1, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
+    macc = madd(q4kMins(1, xs, blk, hs), dmin, macc);
+    fence2(fence, acc, macc);
+    acc = madd(q4kTerm(2, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
+    macc = madd(q4kMins(2, xs, blk, hs), dmin, macc);
+    fence2(fence, acc, macc);
+    acc = madd(q4kTerm(3, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
+    macc = madd(q4kMins(3, xs, blk, hs), dmin, macc);
+    fence2(fence, acc, macc);
+  }
+  return f32x4.sub(acc, macc);
+}
+
+/** Σ over sub-blocks k and k + 4 of the four rows: sc·(d_x·Σq·x_q), lanes = rows (scales at hs, see rows4Q4K). */
+// @ts-ignore: decorator
+@inline function q4kTerm(k: i32, p0: usize, rs: usize, xq: usize, xd: usize, blk: i32, hs: usize, m4: v128, ones: v128, fence: usize): v128 {
+  const sa = q4kSums4(p0, rs, k, xq, blk + k, m4, ones, fence);
+  v128.store32_lane(fence, sa, 0);
+  const sb = q4kSums4(p0, rs, k + 4, xq, blk + k + 4, m4, ones, fence);
+  // a store before the loads below: TurboFan places a load right after the last store before it,
+  // so without one every step's scale loads moved to the top of the super-block and were spilled
+  v128.store32_lane(fence, sb, 0);
+  const dxa = v128.load32_splat(xd + (<usize>(blk + k) << 3)), dxb = v128.load32_splat(xd + (<usize>(blk + k + 4) << 3));
+  const o = hs + (<usize>k << 6);
+  return madd(f32x4.convert_i32x4_s(i32x4.mul(sb, v128.load(o, 16))), dxb, f32x4.mul(f32x4.convert_i32x4_s(i32x4.mul(sa, v128.load(o))), dxa));
+}
+
+/** Σ over sub-blocks k and k + 4 of the four rows: m·Σx (the min term before dmin), lanes = rows. */
+// @ts-ignore: decorator
+@inline function q4kMins(k: i32, xs: usize, blk: i32, hs: usize): v128 {
+  const xa = v128.load32_splat(xs + (<usize>(blk + k) << 2)), xb = v128.load32_splat(xs + (<usize>(blk + k + 4) << 2));
+  const o = hs + (<usize>k << 6);
+  return madd(f32x4.convert_i32x4_s(v128.load(o, 48)), xb, f32x4.mul(f32x4.convert_i32x4_s(v128.load(o, 32)), xa));
+}
+
+/** Stores of lane 0 of a and b at `fence` (see rows4Q4K). */
+// @ts-ignore: decorator
+@inline function fence2(fence: usize, a: v128, b: v128): void {
+  v128.store32_lane(fence, a, 0); v128.store32_lane(fence, b, 0);
+}
+
+/** Byte k (0..3) of each i32 lane, zero-extended. */
+// @ts-ignore: decorator
+@inline function lanesByte(v: v128, k: i32): v128 {
+  return v128.and(i32x4.shr_u(v, k << 3), v128.load(C4, 176));
+}
+
+/**
+ * [Σq·x of row 0, …, row 3] for sub-block k (0..7) of the four Q4_K super-blocks at p0, p0 + rs, …
+ * against activation block `blk`: exact integers (relaxed: i8 activations, 8-bit dot products
+ * reduced in i16; SIMD128: i16 activations and widened quants).
+ */
+// @ts-ignore: decorator
+@inline function q4kSums4(p0: usize, rs: usize, k: i32, xq: usize, blk: i32, m4: v128, ones: v128, fence: usize): v128 {
+  const q0 = p0 + 16 + (<usize>(k >> 1) << 5), upper = (k & 1) != 0;
+  if (ASC_FEATURE_RELAXED_SIMD) {
+    const xp = xq + (<usize>blk << 5);
+    const x0 = v128.load(xp), x1 = v128.load(xp, 16);
+    const d0 = q4kPart(q0, upper, x0, x1, m4), d1 = q4kPart(q0 + rs, upper, x0, x1, m4);
+    v128.store32_lane(fence, d1, 0);
+    return reduce4i16(d0, d1, q4kPart(q0 + 2 * rs, upper, x0, x1, m4), q4kPart(q0 + 3 * rs, upper, x0, x1, m4), ones);
+  }
+  const xp = xq + (<usize>blk << 6);
+  const s0 = q4kWide(q0, upper, xp, m4);
+  v128.store32_lane(fence, s0, 0);
+  const s1 = q4kWide(q0 + rs, upper, xp, m4);
+  v128.store32_lane(fence, s1, 0);
+  const s2 = q4kWide(q0 + 2 * rs, upper, xp, m4);
+  v128.store32_lane(fence, s2, 0);
+  return reduce4(s0, s1, s2, q4kWide(q0 + 3 * rs, upper, xp, m4));
+}
+
+/** One row's 32 nibbles at q (low or `upper`) · 32 i8 activations (x0, x1) as eight i16 partial sums (|·| ≤ 7620). */
+// @ts-ignore: decorator
+@inline function q4kPart(q: usize, upper: bool, x0: v128, x1: v128, m4: v128): v128 {
+  const v0 = v128.load(q), v1 = v128.load(q, 16);
+  const a = upper ? v128.and(i16x8.shr_u(v0, 4), m4) : v128.and(v0, m4);
+  const b = upper ? v128.and(i16x8.shr_u(v1, 4), m4) : v128.and(v1, m4);
+  return i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, a), i16x8.relaxed_dot_i8x16_i7x16_s(x1, b));
+}
+
+/** q4kPart for the SIMD128 build: nibbles widened to i16 against 32 i16 activations at xp, as i32x4 partial sums. */
+// @ts-ignore: decorator
+@inline function q4kWide(q: usize, upper: bool, xp: usize, m4: v128): v128 {
+  const a0 = v128.load8x8_u(q), a1 = v128.load8x8_u(q, 8), a2 = v128.load8x8_u(q, 16), a3 = v128.load8x8_u(q, 24);
+  const l0 = upper ? i16x8.shr_u(a0, 4) : v128.and(a0, m4), l1 = upper ? i16x8.shr_u(a1, 4) : v128.and(a1, m4);
+  const l2 = upper ? i16x8.shr_u(a2, 4) : v128.and(a2, m4), l3 = upper ? i16x8.shr_u(a3, 4) : v128.and(a3, m4);
+  const s0 = i32x4.add(i32x4.dot_i16x8_s(l0, v128.load(xp)), i32x4.dot_i16x8_s(l1, v128.load(xp, 16)));
+  const s1 = i32x4.add(i32x4.dot_i16x8_s(l2, v128.load(xp, 32)), i32x4.dot_i16x8_s(l3, v128.load(xp, 48)));
   return i32x4.add(s0, s1);
 }
 

@@ -40,7 +40,12 @@ const KH = memory.data<u32>([
  */
 // @ts-ignore: decorator
 @inline export function half2K(p: usize): v128 {
-  const h = i32x4.extend_low_i16x8_u(v128.load32_zero(p));
+  return halfK4(i32x4.extend_low_i16x8_u(v128.load32_zero(p)));
+}
+
+/** Four halves (zero-extended in i32 lanes) → f32x4, converted like `halfK` (no f32 subnormal formed). */
+// @ts-ignore: decorator
+@inline export function halfK4(h: v128): v128 {
   const m = v128.and(h, v128.load(KH));
   const v = v128.bitselect(f32x4.mul(f32x4.convert_i32x4_s(m), v128.load(KH, 48)),
     i32x4.add(i32x4.shl(m, 13), v128.load(KH, 32)), i32x4.lt_s(m, v128.load(KH, 64)));
