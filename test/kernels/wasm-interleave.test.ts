@@ -17,9 +17,9 @@ after(async () => { await one.close(); await two.close(); await exactOne.close()
 
 const INTERLEAVED: [GGMLType, number[]][] = [
   [GGMLType.F32, [16, 96]], [GGMLType.F16, [32, 96]], [GGMLType.BF16, [32, 96]], [GGMLType.Q8_0, [96, 320]], [GGMLType.Q4_0, [96, 320]],
-  [GGMLType.Q4_K, [256, 512]],
+  [GGMLType.Q4_K, [256, 512]], [GGMLType.Q5_K, [256, 512]],
 ];
-const QUANT = new Set([GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K]);
+const QUANT = new Set([GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q5_K]);
 
 /** A private copy of w (interleaving must not touch the caller's array). */
 function copyOf(w: { type: GGMLType; data: ArrayBufferView }, nIn: number, nOut: number) {
@@ -83,7 +83,7 @@ test('a decode row has the same value whichever group, trailing position or row 
   // 5-row matrix: one group plus a trailing row. Every lane depends only on its own row, so both
   // must give bit-identical values.
   const rng = createRng(5);
-  for (const [type, nIn] of [[GGMLType.F32, 64], [GGMLType.F16, 64], [GGMLType.BF16, 64], [GGMLType.Q8_0, 96], [GGMLType.Q4_0, 96], [GGMLType.Q4_K, 256]] as const) {
+  for (const [type, nIn] of [[GGMLType.F32, 64], [GGMLType.F16, 64], [GGMLType.BF16, 64], [GGMLType.Q8_0, 96], [GGMLType.Q4_0, 96], [GGMLType.Q4_K, 256], [GGMLType.Q5_K, 256]] as const) {
     const nOut = 9;
     const w = randWeight(rng, type, nIn, nOut);
     const x = randF32(rng, nIn);
@@ -185,26 +185,27 @@ test('interleaved F32, F16 and BF16 groups: a token prefilled with others gets t
   }
 });
 
-test('interleaved Q4_K decode (four rows per step, headers decoded together) in both kernel builds: within the int8 bound, the same values as the GGUF-order rows within it too, extreme scales and mins', () => {
+for (const type of [GGMLType.Q4_K, GGMLType.Q5_K]) test(`interleaved ${typeName(type)} decode (four rows per step, headers decoded together) in both kernel builds: within the int8 bound, the same values as the GGUF-order rows within it too, extreme scales and mins`, () => {
   // Both builds run rows4Q4K's steps (8-bit dot products in the relaxed build, widened i16 ones
   // in SIMD128); the first rows get the largest 6-bit scales and mins (63) and extreme f16 d/dmin,
   // the packing's edge cases (the high two bits of scales and mins 4..7)
   const simd = createWasmBackend({ threads: 1, variant: 'simd128' });
   try {
-    const rng = createRng(3141);
+    const rng = createRng(3141 + type);
     for (const nIn of [256, 768]) {
       const nOut = 11;
-      const w = randWeight(rng, GGMLType.Q4_K, nIn, nOut);
+      const w = randWeight(rng, type, nIn, nOut);
+      const bs = type === GGMLType.Q4_K ? 144 : 176;
       const bytes = w.data as Uint8Array;
-      for (let b = 0; b < 4; b++) bytes.fill(0xff, b * 144 + 4, b * 144 + 16); // scales/mins all 63
+      for (let b = 0; b < 4; b++) bytes.fill(0xff, b * bs + 4, b * bs + 16); // scales/mins all 63
       bytes[0] = 0x00; bytes[1] = 0x3c; // d = 1 (f16 0x3c00)
-      bytes[144 + 2] = 0x01; bytes[144 + 3] = 0x00; // dmin = the smallest f16 subnormal
+      bytes[bs + 2] = 0x01; bytes[bs + 3] = 0x00; // dmin = the smallest f16 subnormal
       const wf = weightToF32(w, nIn, nOut);
       const x = randF32(rng, nIn);
       for (let i = 0; i < nIn; i += 11) x[i] = x[i]! * 50;
       const { y } = refMatmul(wf, x, nIn, nOut, 1);
       const plain = new Float32Array(nOut);
-      one.matmul(plain, { type: GGMLType.Q4_K, data: bytes }, x, nIn, nOut, 1); // GGUF order: dotQ4K
+      one.matmul(plain, { type, data: bytes }, x, nIn, nOut, 1); // GGUF order: the one-row kernel
       for (const be of [one, simd]) {
         const wi = copyOf(w, nIn, nOut);
         assert.equal(be.interleave(wi), true);

@@ -4,7 +4,7 @@ import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from '
 import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
-import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4_0, rows4Q8_0 } from './rows4';
+import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
 import { blockStride, chunkBytes, gatherRow, rowIn } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
@@ -231,6 +231,7 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
 @inline function rows4(type: i32, w: usize, rs: usize, cs: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, scratch: usize, fence: usize): v128 {
   if (type == Q4_0) return rows4Q4_0(w, rs, cs, xq, xd, nIn, fence);
   if (type == Q4_K) return rows4Q4K(w, rs, cs, xq, xd, xs, nIn, scratch, fence);
+  if (type == Q5_K) return rows4Q5K(w, rs, cs, xq, xd, xs, nIn, scratch, fence);
   if (type == Q8_0) return rows4Q8_0(w, rs, cs, xq, xd, nIn, fence);
   if (type == F32) return rows4F32(w, rs, cs, x, nIn);
   if (type == BF16) return rows4BF16(w, rs, cs, x, nIn, fence);

@@ -5,16 +5,17 @@
 // h0 h4 h1 h5 h2 h6 h3 h7, so 32-bit lane j holds h_j (low) and h_{j+4} (high) and the decode
 // kernel widens each with one instruction and a mask (rows4.ts rows4Half, rows4BF16) instead of a
 // load-and-extend plus a shift per four values. Every half keeps its encoding; only the order changes.
-import { BF16, F16, F32, Q4_0, Q4_K, Q8_0 } from './rows';
+import { BF16, F16, F32, Q4_0, Q4_K, Q5_K, Q8_0 } from './rows';
 
 /**
  * Bytes of one interleaving chunk for `type` with rows of n values: one quant block (Q8_0: 34,
- * Q4_0: 18, Q4_K: one 144-byte super-block) or 16 values (f32: 64, f16 and bf16: 32). 0: the type or row length is not interleaved.
+ * Q4_0: 18, Q4_K/Q5_K: one 144/176-byte super-block) or 16 values (f32: 64, f16 and bf16: 32). 0: the type or row length is not interleaved.
  */
 export function chunkBytes(type: i32, n: i32): usize {
   if (type == Q8_0 && (n & 31) == 0) return 34;
   if (type == Q4_0 && (n & 31) == 0) return 18;
   if (type == Q4_K && (n & 255) == 0) return 144;
+  if (type == Q5_K && (n & 255) == 0) return 176;
   if (type == F32 && (n & 15) == 0) return 64;
   if ((type == F16 || type == BF16) && (n & 15) == 0) return 32;
   return 0;
@@ -28,8 +29,8 @@ export function chunkBytes(type: i32, n: i32): usize {
     v128.store(dst, v128.load(src, 32), 32); v128.store(dst, v128.load(src, 48), 48);
   } else if (cb == 32) {
     v128.store(dst, v128.load(src)); v128.store(dst, v128.load(src, 16), 16);
-  } else if (cb == 144) {
-    for (let o: usize = 0; o < 144; o += 16) v128.store(dst + o, v128.load(src + o));
+  } else if (cb == 144 || cb == 176) {
+    for (let o: usize = 0; o < cb; o += 16) v128.store(dst + o, v128.load(src + o));
   } else if (cb == 34) {
     v128.store(dst, v128.load(src)); v128.store(dst, v128.load(src, 16), 16);
     store<u16>(dst, load<u16>(src, 32), 32);

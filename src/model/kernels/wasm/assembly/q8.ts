@@ -491,7 +491,7 @@ export function dotQ2K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence:
  * 32004), then widen (i32x4.dot_i16x8_s with ones) before the last two additions.
  */
 // @ts-ignore: decorator
-@inline function reduce4i16w(d0: v128, d1: v128, d2: v128, d3: v128, ones: v128): v128 {
+@inline export function reduce4i16w(d0: v128, d1: v128, d2: v128, d3: v128, ones: v128): v128 {
   const t01 = i32x4.dot_i16x8_s(i16x8.add(v128.shuffle<i32>(d0, d1, 0, 2, 4, 6), v128.shuffle<i32>(d0, d1, 1, 3, 5, 7)), ones);
   const t23 = i32x4.dot_i16x8_s(i16x8.add(v128.shuffle<i32>(d2, d3, 0, 2, 4, 6), v128.shuffle<i32>(d2, d3, 1, 3, 5, 7)), ones);
   return pairSums(t01, t23);

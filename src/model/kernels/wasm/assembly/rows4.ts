@@ -17,6 +17,7 @@
 // Zen 5 core: one instruction less per block and a shorter chain); their prefill (panel.ts) is
 // not tied to them bit for bit, only to the int8 error bound.
 import { half4At, halfK4, madd, reduce4, reduce4i16 } from './simd';
+import { QC, reduce4i16w } from './q8';
 
 /** i16x8 / i8x16 / f32 constants (see q8.ts QC for why loop constants live in memory). */
 const C4 = memory.data<u16>([
@@ -253,6 +254,20 @@ export function rows4Q4_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
  * (110M Q4_K decode 126.7 → 142.3 tok/s on a Zen 5 core against dotQ4K row by row.)
  */
 export function rows4Q4K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, xs: usize, n: i32, hs: usize, fence: usize): v128 {
+  return rows4KT(false, w, rs, cs, xq, xd, xs, n, hs, fence);
+}
+
+/**
+ * rows4Q4K for Q5_K (176-byte super-blocks: the same header, then 32 bytes qh whose bit k of byte
+ * i is the fifth bit of sub-block k's element i, then the 128 quant bytes).
+ */
+export function rows4Q5K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, xs: usize, n: i32, hs: usize, fence: usize): v128 {
+  return rows4KT(true, w, rs, cs, xq, xd, xs, n, hs, fence);
+}
+
+/** rows4Q4K (five false) or rows4Q5K (true). */
+// @ts-ignore: decorator
+@inline function rows4KT(five: bool, w: usize, rs: usize, cs: usize, xq: usize, xd: usize, xs: usize, n: i32, hs: usize, fence: usize): v128 {
   const m4 = ASC_FEATURE_RELAXED_SIMD ? v128.load(C4, 16) : v128.load(C4);
   const ones = v128.load(C4, 64), b3f = v128.load(C4, 128), b03 = v128.load(C4, 144), b0f = v128.load(C4, 16);
   let acc = f32x4.splat(0), macc = f32x4.splat(0);
@@ -286,16 +301,16 @@ export function rows4Q4K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, x
     // sub-blocks k and k + 4 per step, written out so that k is a constant in each; the stores of
     // the running sums make TurboFan do each step's scaling in place (it sank all of it to the end
     // of the loop, keeping every step's sums alive in spilled registers)
-    acc = madd(q4kTerm(0, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
+    acc = madd(q4kTerm(five, 0, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
     macc = madd(q4kMins(0, xs, blk, hs), dmin, macc);
     fence2(fence, acc, macc);
-    acc = madd(q4kTerm(1, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
+    acc = madd(q4kTerm(five, 1, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
     macc = madd(q4kMins(1, xs, blk, hs), dmin, macc);
     fence2(fence, acc, macc);
-    acc = madd(q4kTerm(2, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
+    acc = madd(q4kTerm(five, 2, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
     macc = madd(q4kMins(2, xs, blk, hs), dmin, macc);
     fence2(fence, acc, macc);
-    acc = madd(q4kTerm(3, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
+    acc = madd(q4kTerm(five, 3, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
     macc = madd(q4kMins(3, xs, blk, hs), dmin, macc);
     fence2(fence, acc, macc);
   }
@@ -304,10 +319,10 @@ export function rows4Q4K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, x
 
 /** Σ over sub-blocks k and k + 4 of the four rows: sc·(d_x·Σq·x_q), lanes = rows (scales at hs, see rows4Q4K). */
 // @ts-ignore: decorator
-@inline function q4kTerm(k: i32, p0: usize, rs: usize, xq: usize, xd: usize, blk: i32, hs: usize, m4: v128, ones: v128, fence: usize): v128 {
-  const sa = q4kSums4(p0, rs, k, xq, blk + k, m4, ones, fence);
+@inline function q4kTerm(five: bool, k: i32, p0: usize, rs: usize, xq: usize, xd: usize, blk: i32, hs: usize, m4: v128, ones: v128, fence: usize): v128 {
+  const sa = q4kSums4(five, p0, rs, k, xq, blk + k, m4, ones, fence);
   v128.store32_lane(fence, sa, 0);
-  const sb = q4kSums4(p0, rs, k + 4, xq, blk + k + 4, m4, ones, fence);
+  const sb = q4kSums4(five, p0, rs, k + 4, xq, blk + k + 4, m4, ones, fence);
   // a store before the loads below: TurboFan places a load right after the last store before it,
   // so without one every step's scale loads moved to the top of the super-block and were spilled
   v128.store32_lane(fence, sb, 0);
@@ -337,45 +352,65 @@ export function rows4Q4K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, x
 }
 
 /**
- * [Σq·x of row 0, …, row 3] for sub-block k (0..7) of the four Q4_K super-blocks at p0, p0 + rs, …
- * against activation block `blk`: exact integers (relaxed: i8 activations, 8-bit dot products
- * reduced in i16; SIMD128: i16 activations and widened quants).
+ * [Σq·x of row 0, …, row 3] for sub-block k (0..7) of the four Q4_K (Q5_K: `five`) super-blocks
+ * at p0, p0 + rs, … against activation block `blk`: exact integers (relaxed: i8 activations,
+ * 8-bit dot products reduced in i16, for Q5_K widened after one pairwise step; SIMD128: i16
+ * activations and widened quants).
  */
 // @ts-ignore: decorator
-@inline function q4kSums4(p0: usize, rs: usize, k: i32, xq: usize, blk: i32, m4: v128, ones: v128, fence: usize): v128 {
-  const q0 = p0 + 16 + (<usize>(k >> 1) << 5), upper = (k & 1) != 0;
+@inline function q4kSums4(five: bool, p0: usize, rs: usize, k: i32, xq: usize, blk: i32, m4: v128, ones: v128, fence: usize): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) {
     const xp = xq + (<usize>blk << 5);
     const x0 = v128.load(xp), x1 = v128.load(xp, 16);
-    const d0 = q4kPart(q0, upper, x0, x1, m4), d1 = q4kPart(q0 + rs, upper, x0, x1, m4);
+    const d0 = q4kPart(five, p0, k, x0, x1, m4), d1 = q4kPart(five, p0 + rs, k, x0, x1, m4);
     v128.store32_lane(fence, d1, 0);
-    return reduce4i16(d0, d1, q4kPart(q0 + 2 * rs, upper, x0, x1, m4), q4kPart(q0 + 3 * rs, upper, x0, x1, m4), ones);
+    const d2 = q4kPart(five, p0 + 2 * rs, k, x0, x1, m4), d3 = q4kPart(five, p0 + 3 * rs, k, x0, x1, m4);
+    return five ? reduce4i16w(d0, d1, d2, d3, ones) : reduce4i16(d0, d1, d2, d3, ones);
   }
   const xp = xq + (<usize>blk << 6);
-  const s0 = q4kWide(q0, upper, xp, m4);
+  const s0 = q4kWide(five, p0, k, xp, m4);
   v128.store32_lane(fence, s0, 0);
-  const s1 = q4kWide(q0 + rs, upper, xp, m4);
+  const s1 = q4kWide(five, p0 + rs, k, xp, m4);
   v128.store32_lane(fence, s1, 0);
-  const s2 = q4kWide(q0 + 2 * rs, upper, xp, m4);
+  const s2 = q4kWide(five, p0 + 2 * rs, k, xp, m4);
   v128.store32_lane(fence, s2, 0);
-  return reduce4(s0, s1, s2, q4kWide(q0 + 3 * rs, upper, xp, m4));
+  return reduce4(s0, s1, s2, q4kWide(five, p0 + 3 * rs, k, xp, m4));
 }
 
-/** One row's 32 nibbles at q (low or `upper`) · 32 i8 activations (x0, x1) as eight i16 partial sums (|·| ≤ 7620). */
+/**
+ * One row's sub-block k (super-block at p) · 32 i8 activations (x0, x1) as eight i16 partial
+ * sums: the nibbles (low for even k, high for odd), for Q5_K with bit k of the qh bytes as the
+ * fifth bit (|·| ≤ 7620 for Q4_K, 15748 for Q5_K).
+ */
 // @ts-ignore: decorator
-@inline function q4kPart(q: usize, upper: bool, x0: v128, x1: v128, m4: v128): v128 {
+@inline function q4kPart(five: bool, p: usize, k: i32, x0: v128, x1: v128, m4: v128): v128 {
+  const q = p + (five ? 48 : 16) + (<usize>(k >> 1) << 5), upper = (k & 1) != 0;
   const v0 = v128.load(q), v1 = v128.load(q, 16);
-  const a = upper ? v128.and(i16x8.shr_u(v0, 4), m4) : v128.and(v0, m4);
-  const b = upper ? v128.and(i16x8.shr_u(v1, 4), m4) : v128.and(v1, m4);
+  let a = upper ? v128.and(i16x8.shr_u(v0, 4), m4) : v128.and(v0, m4);
+  let b = upper ? v128.and(i16x8.shr_u(v1, 4), m4) : v128.and(v1, m4);
+  if (five) {
+    // bit k of each qh byte to bit 4: a 16-bit shift, a byte mask of 1s, a shift by 4 (no bit crosses a byte)
+    const one = v128.load(QC, 144);
+    a = v128.or(a, i16x8.shl(v128.and(i16x8.shr_u(v128.load(p, 16), k), one), 4));
+    b = v128.or(b, i16x8.shl(v128.and(i16x8.shr_u(v128.load(p, 32), k), one), 4));
+  }
   return i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, a), i16x8.relaxed_dot_i8x16_i7x16_s(x1, b));
 }
 
-/** q4kPart for the SIMD128 build: nibbles widened to i16 against 32 i16 activations at xp, as i32x4 partial sums. */
+/** q4kPart for the SIMD128 build: quants widened to i16 against 32 i16 activations at xp, as i32x4 partial sums. */
 // @ts-ignore: decorator
-@inline function q4kWide(q: usize, upper: bool, xp: usize, m4: v128): v128 {
+@inline function q4kWide(five: bool, p: usize, k: i32, xp: usize, m4: v128): v128 {
+  const q = p + (five ? 48 : 16) + (<usize>(k >> 1) << 5), upper = (k & 1) != 0;
   const a0 = v128.load8x8_u(q), a1 = v128.load8x8_u(q, 8), a2 = v128.load8x8_u(q, 16), a3 = v128.load8x8_u(q, 24);
-  const l0 = upper ? i16x8.shr_u(a0, 4) : v128.and(a0, m4), l1 = upper ? i16x8.shr_u(a1, 4) : v128.and(a1, m4);
-  const l2 = upper ? i16x8.shr_u(a2, 4) : v128.and(a2, m4), l3 = upper ? i16x8.shr_u(a3, 4) : v128.and(a3, m4);
+  let l0 = upper ? i16x8.shr_u(a0, 4) : v128.and(a0, m4), l1 = upper ? i16x8.shr_u(a1, 4) : v128.and(a1, m4);
+  let l2 = upper ? i16x8.shr_u(a2, 4) : v128.and(a2, m4), l3 = upper ? i16x8.shr_u(a3, 4) : v128.and(a3, m4);
+  if (five) {
+    const one = v128.load(QC, 16);
+    l0 = v128.or(l0, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(p, 16), k), one), 4));
+    l1 = v128.or(l1, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(p, 24), k), one), 4));
+    l2 = v128.or(l2, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(p, 32), k), one), 4));
+    l3 = v128.or(l3, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(p, 40), k), one), 4));
+  }
   const s0 = i32x4.add(i32x4.dot_i16x8_s(l0, v128.load(xp)), i32x4.dot_i16x8_s(l1, v128.load(xp, 16)));
   const s1 = i32x4.add(i32x4.dot_i16x8_s(l2, v128.load(xp, 32)), i32x4.dot_i16x8_s(l3, v128.load(xp, 48)));
   return i32x4.add(s0, s1);
