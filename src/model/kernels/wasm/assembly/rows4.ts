@@ -298,9 +298,10 @@ export function rows4Q5K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, x
     }
     const d = halfK4(v128.and(dd, v128.load(C4, 160))), dmin = halfK4(i32x4.shr_u(dd, 16));
     const blk = sb << 3;
-    // sub-blocks k and k + 4 per step, written out so that k is a constant in each; the stores of
-    // the running sums make TurboFan do each step's scaling in place (it sank all of it to the end
-    // of the loop, keeping every step's sums alive in spilled registers)
+    // sub-blocks k and k + 4 per step, written out so that k is a constant in each (a loop over
+    // pairs of steps measured 7% slower for Q4_K, 15% for Q5_K); the stores of the running sums
+    // make TurboFan do each step's scaling in place (it sank all of it to the end of the loop,
+    // keeping every step's sums alive in spilled registers)
     acc = madd(q4kTerm(five, 0, p0, rs, xq, xd, blk, hs, m4, ones, fence), d, acc);
     macc = madd(q4kMins(0, xs, blk, hs), dmin, macc);
     fence2(fence, acc, macc);
