@@ -204,7 +204,8 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
  * One token against an interleaved matrix (rows4.ts): whole groups of four rows inside [r0, r1)
  * by the four-row kernels, other rows one at a time (rs = 0; rows of a group read with the
  * group's chunk stride, the trailing nOut mod 4 rows in GGUF order). Returns false when the
- * kernel needs quantized/scaled activations that the caller did not prepare (xq = 0).
+ * kernel needs quantized/scaled activations that the caller did not prepare (xq = 0). Q4_K/Q5_K
+ * (rows4Q4K) park their scales in the first 256 bytes of this thread's `scratch`.
  */
 function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, r0: i32, r1: i32, scratch: usize): bool {
   if (type != F32 && type != BF16 && xq == 0) return false;

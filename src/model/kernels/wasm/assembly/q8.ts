@@ -136,7 +136,7 @@ export function compactInt8(type: i32): bool {
  * both builds, so they agree bit for bit.
  */
 export function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n: i32, fence: usize): f32 {
-  const bs: usize = five ? 176 : 144, qo: usize = five ? 48 : 16;
+  const bs: usize = five ? 176 : 144;
   const m4 = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 128) : v128.load(QC);
   const one = ASC_FEATURE_RELAXED_SIMD ? v128.load(QC, 144) : v128.load(QC, 16);
   const c63 = v128.load(K6), c15 = v128.load(K6, 16), z = i32x4.splat(0), ones = v128.load(QC, 16);
@@ -153,9 +153,9 @@ export function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n:
         subK4r(p, 3, false, xq, xb + 6, m4), subK4r(p, 3, true, xq, xb + 7, m4), ones);
     } else {
       // the stores keep TurboFan from loading all eight sub-blocks up front (spills)
-      sLo = subSums4(five, p, qo, 0, xq, xb, m4, one, fence);
+      sLo = subSums4(five, p, 0, xq, xb, m4, one, fence);
       v128.store32_lane(fence, sLo, 0);
-      sHi = subSums4(five, p, qo, 2, xq, xb + 4, m4, one, fence);
+      sHi = subSums4(five, p, 2, xq, xb + 4, m4, one, fence);
     }
     // the 12 scale bytes at p+4, zero-extended to i32 lanes: A = bytes 0..3, B = 4..7, C = 8..11
     const v = v128.load(p, 4);
@@ -180,24 +180,20 @@ export function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n:
  * blk..blk+3, with a store between them (see dotQ4K).
  */
 // @ts-ignore: decorator
-@inline function subSums4(five: bool, p: usize, qo: usize, j: i32, xq: usize, blk: i32, m4: v128, one: v128, fence: usize): v128 {
-  const e0 = subK(five, p, qo, j, false, xq, blk, m4, one);
+@inline function subSums4(five: bool, p: usize, j: i32, xq: usize, blk: i32, m4: v128, one: v128, fence: usize): v128 {
+  const e0 = subK(five, p, j, false, xq, blk, m4, one);
   v128.store32_lane(fence, e0, 0);
-  const e1 = subK(five, p, qo, j, true, xq, blk + 1, m4, one);
+  const e1 = subK(five, p, j, true, xq, blk + 1, m4, one);
   v128.store32_lane(fence, e1, 0);
-  const e2 = subK(five, p, qo, j + 1, false, xq, blk + 2, m4, one);
+  const e2 = subK(five, p, j + 1, false, xq, blk + 2, m4, one);
   v128.store32_lane(fence, e2, 0);
-  return reduce4(e0, e1, e2, subK(five, p, qo, j + 1, true, xq, blk + 3, m4, one));
+  return reduce4(e0, e1, e2, subK(five, p, j + 1, true, xq, blk + 3, m4, one));
 }
 
 /** Relaxed-build Q4_K sub-block 2j (+1 when `upper`) · activation block `blk` as eight i16 partial sums (dotr16). */
 // @ts-ignore: decorator
 @inline function subK4r(p: usize, j: i32, upper: bool, xq: usize, blk: i32, m4: v128): v128 {
-  const q = p + 16 + (<usize>j << 5);
-  const v0 = v128.load(q), v1 = v128.load(q, 16);
-  const a = upper ? v128.and(i16x8.shr_u(v0, 4), m4) : v128.and(v0, m4);
-  const b = upper ? v128.and(i16x8.shr_u(v1, 4), m4) : v128.and(v1, m4);
-  return dotr16(a, b, xq + (<usize>blk << 5));
+  return dotr16(k45Quants(false, p, j, upper, 0, m4, m4), k45Quants(false, p, j, upper, 16, m4, m4), xq + (<usize>blk << 5));
 }
 
 /**
@@ -206,31 +202,34 @@ export function dotQ4K(five: bool, w: usize, xq: usize, xd: usize, xs: usize, n:
  * 0x01), SIMD128 build over i16 activations with widened quants (m4/one: i16 masks).
  */
 // @ts-ignore: decorator
-@inline function subK(five: bool, p: usize, qo: usize, j: i32, upper: bool, xq: usize, blk: i32, m4: v128, one: v128): v128 {
-  const q = p + qo + (<usize>j << 5);
-  const bit = 2 * j + (upper ? 1 : 0);
+@inline export function subK(five: bool, p: usize, j: i32, upper: bool, xq: usize, blk: i32, m4: v128, one: v128): v128 {
   if (ASC_FEATURE_RELAXED_SIMD) {
-    const v0 = v128.load(q), v1 = v128.load(q, 16);
-    let a = upper ? v128.and(i16x8.shr_u(v0, 4), m4) : v128.and(v0, m4);
-    let b = upper ? v128.and(i16x8.shr_u(v1, 4), m4) : v128.and(v1, m4);
-    if (five) {
-      // shifting i16 lanes then masking each byte to bit 0 keeps the two bytes of a lane apart
-      a = v128.or(a, i16x8.shl(v128.and(i16x8.shr_u(v128.load(p, 16), bit), one), 4));
-      b = v128.or(b, i16x8.shl(v128.and(i16x8.shr_u(v128.load(p, 32), bit), one), 4));
-    }
-    return dotr(a, b, xq + (<usize>blk << 5));
+    return dotr(k45Quants(five, p, j, upper, 0, m4, one), k45Quants(five, p, j, upper, 16, m4, one), xq + (<usize>blk << 5));
   }
-  const a0 = v128.load8x8_u(q), a1 = v128.load8x8_u(q + 8), a2 = v128.load8x8_u(q + 16), a3 = v128.load8x8_u(q + 24);
-  let l0 = upper ? i16x8.shr_u(a0, 4) : v128.and(a0, m4), l1 = upper ? i16x8.shr_u(a1, 4) : v128.and(a1, m4);
-  let l2 = upper ? i16x8.shr_u(a2, 4) : v128.and(a2, m4), l3 = upper ? i16x8.shr_u(a3, 4) : v128.and(a3, m4);
-  if (five) {
-    const h = p + 16;
-    l0 = v128.or(l0, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(h), bit), one), 4));
-    l1 = v128.or(l1, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(h + 8), bit), one), 4));
-    l2 = v128.or(l2, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(h + 16), bit), one), 4));
-    l3 = v128.or(l3, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(h + 24), bit), one), 4));
-  }
-  return dot32(l0, l1, l2, l3, xq + (<usize>blk << 6));
+  return dot32(k45Wide(five, p, j, upper, 0, m4, one), k45Wide(five, p, j, upper, 8, m4, one),
+    k45Wide(five, p, j, upper, 16, m4, one), k45Wide(five, p, j, upper, 24, m4, one), xq + (<usize>blk << 6));
+}
+
+/**
+ * The 16 unsigned quants at positions off..off+15 (off 0 or 16) of Q4_K/Q5_K sub-block 2j (+1
+ * when `upper`: the high nibbles) of the super-block at p, as bytes: for Q5_K (`five`) bit 2j(+1)
+ * of the qh bytes becomes bit 4 (`fifth`; one: bytes of 1). m4: bytes 0x0f.
+ */
+// @ts-ignore: decorator
+@inline export function k45Quants(five: bool, p: usize, j: i32, upper: bool, off: usize, m4: v128, one: v128): v128 {
+  const v = v128.load(p + (five ? 48 : 16) + (<usize>j << 5) + off);
+  const a = upper ? v128.and(i16x8.shr_u(v, 4), m4) : v128.and(v, m4);
+  if (!five) return a;
+  return v128.or(a, fifth(v128.load(p + 16 + off), 2 * j + (upper ? 1 : 0), one));
+}
+
+/** k45Quants for positions off..off+7 widened to i16 lanes (SIMD128 build; m4, one: i16 masks 0x0f, 1). */
+// @ts-ignore: decorator
+@inline function k45Wide(five: bool, p: usize, j: i32, upper: bool, off: usize, m4: v128, one: v128): v128 {
+  const v = v128.load8x8_u(p + (five ? 48 : 16) + (<usize>j << 5) + off);
+  const a = upper ? i16x8.shr_u(v, 4) : v128.and(v, m4);
+  if (!five) return a;
+  return v128.or(a, fifth(v128.load8x8_u(p + 16 + off), 2 * j + (upper ? 1 : 0), one));
 }
 
 /**
@@ -956,7 +955,10 @@ export function rowQ5Kx2r(w: usize, xq: usize, xd: usize, xs: usize, qb: usize, 
   store<f32>(out + os, hsum4(acc1) - hsum4(macc1));
 }
 
-/** Q5_K's fifth bits for one sub-block: bit `bit` of each qh byte moved to 0x10 (byte lanes). */
+/**
+ * Q5_K's fifth bits for one sub-block: bit `bit` of each qh byte moved to 0x10 (byte lanes, `one`
+ * bytes of 1; or i16 lanes of widened qh bytes, `one` i16 lanes of 1).
+ */
 // @ts-ignore: decorator
 @inline function fifth(h: v128, bit: i32, one: v128): v128 {
   return i16x8.shl(v128.and(i16x8.shr_u(h, bit), one), 4);

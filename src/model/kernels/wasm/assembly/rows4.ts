@@ -17,7 +17,7 @@
 // Zen 5 core: one instruction less per block and a shorter chain); their prefill (panel.ts) is
 // not tied to them bit for bit, only to the int8 error bound.
 import { half4At, halfK4, madd, reduce4, reduce4i16 } from './simd';
-import { QC, reduce4i16w } from './q8';
+import { QC, k45Quants, reduce4i16w, subK } from './q8';
 
 /** i16x8 / i8x16 / f32 constants (see q8.ts QC for why loop constants live in memory). */
 const C4 = memory.data<u16>([
@@ -355,66 +355,39 @@ export function rows4Q5K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, x
 /**
  * [Σq·x of row 0, …, row 3] for sub-block k (0..7) of the four Q4_K (Q5_K: `five`) super-blocks
  * at p0, p0 + rs, … against activation block `blk`: exact integers (relaxed: i8 activations,
- * 8-bit dot products reduced in i16, for Q5_K widened after one pairwise step; SIMD128: i16
- * activations and widened quants).
+ * 8-bit dot products reduced in i16, for Q5_K widened after one pairwise step; SIMD128: q8.ts
+ * subK, i16 activations and widened quants).
  */
 // @ts-ignore: decorator
 @inline function q4kSums4(five: bool, p0: usize, rs: usize, k: i32, xq: usize, blk: i32, m4: v128, ones: v128, fence: usize): v128 {
+  const j = k >> 1, upper = (k & 1) != 0;
   if (ASC_FEATURE_RELAXED_SIMD) {
     const xp = xq + (<usize>blk << 5);
     const x0 = v128.load(xp), x1 = v128.load(xp, 16);
-    const d0 = q4kPart(five, p0, k, x0, x1, m4), d1 = q4kPart(five, p0 + rs, k, x0, x1, m4);
+    const d0 = q4kPart(five, p0, j, upper, x0, x1, m4), d1 = q4kPart(five, p0 + rs, j, upper, x0, x1, m4);
     v128.store32_lane(fence, d1, 0);
-    const d2 = q4kPart(five, p0 + 2 * rs, k, x0, x1, m4), d3 = q4kPart(five, p0 + 3 * rs, k, x0, x1, m4);
+    const d2 = q4kPart(five, p0 + 2 * rs, j, upper, x0, x1, m4), d3 = q4kPart(five, p0 + 3 * rs, j, upper, x0, x1, m4);
     return five ? reduce4i16w(d0, d1, d2, d3, ones) : reduce4i16(d0, d1, d2, d3, ones);
   }
-  const xp = xq + (<usize>blk << 6);
-  const s0 = q4kWide(five, p0, k, xp, m4);
+  const one = v128.load(QC, 16);
+  const s0 = subK(five, p0, j, upper, xq, blk, m4, one);
   v128.store32_lane(fence, s0, 0);
-  const s1 = q4kWide(five, p0 + rs, k, xp, m4);
+  const s1 = subK(five, p0 + rs, j, upper, xq, blk, m4, one);
   v128.store32_lane(fence, s1, 0);
-  const s2 = q4kWide(five, p0 + 2 * rs, k, xp, m4);
+  const s2 = subK(five, p0 + 2 * rs, j, upper, xq, blk, m4, one);
   v128.store32_lane(fence, s2, 0);
-  return reduce4(s0, s1, s2, q4kWide(five, p0 + 3 * rs, k, xp, m4));
+  return reduce4(s0, s1, s2, subK(five, p0 + 3 * rs, j, upper, xq, blk, m4, one));
 }
 
 /**
- * One row's sub-block k (super-block at p) · 32 i8 activations (x0, x1) as eight i16 partial
- * sums: the nibbles (low for even k, high for odd), for Q5_K with bit k of the qh bytes as the
- * fifth bit (|·| ≤ 7620 for Q4_K, 15748 for Q5_K).
+ * One row's sub-block 2j (+1 when `upper`) of the super-block at p (q8.ts k45Quants) · 32 i8
+ * activations (x0, x1) as eight i16 partial sums (|·| ≤ 7620 for Q4_K, 15748 for Q5_K).
  */
 // @ts-ignore: decorator
-@inline function q4kPart(five: bool, p: usize, k: i32, x0: v128, x1: v128, m4: v128): v128 {
-  const q = p + (five ? 48 : 16) + (<usize>(k >> 1) << 5), upper = (k & 1) != 0;
-  const v0 = v128.load(q), v1 = v128.load(q, 16);
-  let a = upper ? v128.and(i16x8.shr_u(v0, 4), m4) : v128.and(v0, m4);
-  let b = upper ? v128.and(i16x8.shr_u(v1, 4), m4) : v128.and(v1, m4);
-  if (five) {
-    // bit k of each qh byte to bit 4: a 16-bit shift, a byte mask of 1s, a shift by 4 (no bit crosses a byte)
-    const one = v128.load(QC, 144);
-    a = v128.or(a, i16x8.shl(v128.and(i16x8.shr_u(v128.load(p, 16), k), one), 4));
-    b = v128.or(b, i16x8.shl(v128.and(i16x8.shr_u(v128.load(p, 32), k), one), 4));
-  }
-  return i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, a), i16x8.relaxed_dot_i8x16_i7x16_s(x1, b));
-}
-
-/** q4kPart for the SIMD128 build: quants widened to i16 against 32 i16 activations at xp, as i32x4 partial sums. */
-// @ts-ignore: decorator
-@inline function q4kWide(five: bool, p: usize, k: i32, xp: usize, m4: v128): v128 {
-  const q = p + (five ? 48 : 16) + (<usize>(k >> 1) << 5), upper = (k & 1) != 0;
-  const a0 = v128.load8x8_u(q), a1 = v128.load8x8_u(q, 8), a2 = v128.load8x8_u(q, 16), a3 = v128.load8x8_u(q, 24);
-  let l0 = upper ? i16x8.shr_u(a0, 4) : v128.and(a0, m4), l1 = upper ? i16x8.shr_u(a1, 4) : v128.and(a1, m4);
-  let l2 = upper ? i16x8.shr_u(a2, 4) : v128.and(a2, m4), l3 = upper ? i16x8.shr_u(a3, 4) : v128.and(a3, m4);
-  if (five) {
-    const one = v128.load(QC, 16);
-    l0 = v128.or(l0, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(p, 16), k), one), 4));
-    l1 = v128.or(l1, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(p, 24), k), one), 4));
-    l2 = v128.or(l2, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(p, 32), k), one), 4));
-    l3 = v128.or(l3, i16x8.shl(v128.and(i16x8.shr_u(v128.load8x8_u(p, 40), k), one), 4));
-  }
-  const s0 = i32x4.add(i32x4.dot_i16x8_s(l0, v128.load(xp)), i32x4.dot_i16x8_s(l1, v128.load(xp, 16)));
-  const s1 = i32x4.add(i32x4.dot_i16x8_s(l2, v128.load(xp, 32)), i32x4.dot_i16x8_s(l3, v128.load(xp, 48)));
-  return i32x4.add(s0, s1);
+@inline function q4kPart(five: bool, p: usize, j: i32, upper: bool, x0: v128, x1: v128, m4: v128): v128 {
+  const one = v128.load(QC, 144);
+  return i16x8.add(i16x8.relaxed_dot_i8x16_i7x16_s(x0, k45Quants(five, p, j, upper, 0, m4, one)),
+    i16x8.relaxed_dot_i8x16_i7x16_s(x1, k45Quants(five, p, j, upper, 16, m4, one)));
 }
 
 /** [Σa, Σb, Σc, Σd] for four f32x4 (transpose-and-add; lane j sums as ((0+2)+(1+3))). */
