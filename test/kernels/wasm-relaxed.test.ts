@@ -60,11 +60,27 @@ for (const [type, sizes] of F32_CASES) {
   });
 }
 
-// Decode (one to three tokens) reduces the integer block sums before any float step, and prefill
-// over quads (four or more tokens, panel.ts) computes exact integer block sums in both builds (i8
-// relaxed dot products here, i16 products in SIMD128) followed by the same float steps: the
-// relaxed build matches SIMD128 bit for bit everywhere.
-test('relaxed build Q4_0 with 8-bit dot products: decode and prefill equal the SIMD128 int8 path bit for bit (awkward sizes, 1 and 2 threads)', { skip: relaxed ? false : 'relaxed SIMD unavailable here' }, () => {
+// The one-row kernels (GGUF row order, up to seven tokens) reduce the integer block sums before any
+// float step: the relaxed build matches SIMD128 bit for bit. Prefill over quads (eight or more
+// tokens, panel.ts) computes the same exact integer block sums in both builds (i8 relaxed dot
+// products here, i16 products in SIMD128), then adds each block's scaled sum with one FMA in the
+// relaxed build (3–4% faster) and a multiply and an add in SIMD128: equal within f32 rounding of
+// the accumulation. One and two threads agree bit for bit in every case.
+const QUAD_MIN = 8;
+
+/** Relaxed vs SIMD128 int8 results: exact below QUAD_MIN tokens, else within rounding of Σ|w·x|. */
+function assertMatchesSimd(a: Float32Array, s: Float32Array, w: Parameters<typeof weightToF32>[0], x: Float32Array, nIn: number, nOut: number, nTok: number, at: string): void {
+  if (nTok < QUAD_MIN) { assert.deepEqual(a, s, `${at}: relaxed differs from SIMD128`); return; }
+  const { mag } = refMatmul(weightToF32(w, nIn, nOut), x, nIn, nOut, nTok);
+  let differ = 0;
+  for (let i = 0; i < a.length; i++) {
+    if (a[i] !== s[i]) differ++;
+    assert.ok(Math.abs(a[i]! - s[i]!) <= 2 * REL_TOL * mag[i]! + 1e-30, `${at} [${i}]: relaxed ${a[i]} vs SIMD128 ${s[i]}`);
+  }
+  assert.ok(differ < a.length, `${at}: every value differs, not just the rounding of some`);
+}
+
+test('relaxed build Q4_0 with 8-bit dot products: decode equals the SIMD128 int8 path bit for bit, prefill over quads within rounding (awkward sizes, 1 and 2 threads)', { skip: relaxed ? false : 'relaxed SIMD unavailable here' }, () => {
   const one = make({ threads: 1, variant: 'relaxed' });
   const two = make({ threads: 2, variant: 'relaxed', parallelMinMacs: 0 });
   const rng = createRng(4040);
@@ -78,13 +94,13 @@ test('relaxed build Q4_0 with 8-bit dot products: decode and prefill equal the S
       one.matmul(a, w, x, nIn, nOut, nTok);
       two.matmul(b, w, x, nIn, nOut, nTok);
       simdOne.matmul(s, w, x, nIn, nOut, nTok);
-      assert.deepEqual(a, s, `nIn=${nIn} nOut=${nOut} nTok=${nTok}: relaxed differs from SIMD128`);
+      assertMatchesSimd(a, s, w, x, nIn, nOut, nTok, `nIn=${nIn} nOut=${nOut} nTok=${nTok}`);
       assert.deepEqual(b, a, `nIn=${nIn} nOut=${nOut} nTok=${nTok}: 2 threads differ from 1`);
     }
   }
 });
 
-test('relaxed build: the other int8 types give the SIMD128 results exactly (Q5_0/Q5_1/Q4_K/Q5_K/Q6_K via 8-bit dot products with exact integer block sums; Q8_0 and Q4_1 unchanged)', { skip: relaxed ? false : 'relaxed SIMD unavailable here' }, () => {
+test('relaxed build: the other int8 types give the SIMD128 results (Q5_0/Q5_1/Q4_K/Q5_K/Q6_K via 8-bit dot products with exact integer block sums, exactly; Q8_0 and Q4_1 unchanged, Q8_0 prefill over quads within rounding)', { skip: relaxed ? false : 'relaxed SIMD unavailable here' }, () => {
   const one = make({ threads: 1, variant: 'relaxed' });
   const rng = createRng(5050);
   const cases = [[GGMLType.Q8_0, 160], [GGMLType.Q4_1, 96], [GGMLType.Q5_0, 96], [GGMLType.Q5_0, 160], [GGMLType.Q5_1, 32], [GGMLType.Q5_1, 160], [GGMLType.Q4_K, 256], [GGMLType.Q4_K, 768], [GGMLType.Q5_K, 256], [GGMLType.Q5_K, 768], [GGMLType.Q6_K, 256], [GGMLType.Q6_K, 768]] as const;
@@ -97,7 +113,8 @@ test('relaxed build: the other int8 types give the SIMD128 results exactly (Q5_0
       const a = new Float32Array(6 * nTok), s = new Float32Array(6 * nTok);
       one.matmul(a, w, x, nIn, 6, nTok);
       simdOne.matmul(s, w, x, nIn, 6, nTok);
-      assert.deepEqual(a, s, `${typeName(type)} nTok=${nTok}`);
+      if (type === GGMLType.Q8_0) assertMatchesSimd(a, s, w, x, nIn, 6, nTok, `${typeName(type)} nTok=${nTok}`);
+      else assert.deepEqual(a, s, `${typeName(type)} nTok=${nTok}`);
     }
   }
 });

@@ -21,7 +21,7 @@
 //    Q5_K, 6-bit for Q6_K), each repeated in all four lanes (128 / 256 bytes), then the row's
 //    scales in all lanes (Q4_0, Q8_0: d; Q4_K/Q5_K: d·scale and dmin·min of the 32-value
 //    sub-block; Q6_K: d·scale of its two 16-value sub-blocks).
-import { half, halfK } from './simd';
+import { half, halfK, madd } from './simd';
 import { Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, minK, scaleK } from './rows';
 import { QC } from './q8';
 import { blockStride, rowIn } from './interleave';
@@ -460,10 +460,10 @@ export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, 
       a11 = f32x4.sub(f32x4.add(a11, f32x4.mul(f32x4.convert_i32x4_s(u11), f32x4.mul(dB, d1))), f32x4.mul(mB, s1));
     } else {
       const dA = v128.load(wA + pb - 16), dB = v128.load(wB + pb - 16);
-      a00 = f32x4.add(a00, f32x4.mul(f32x4.convert_i32x4_s(u00), f32x4.mul(dA, d0)));
-      a01 = f32x4.add(a01, f32x4.mul(f32x4.convert_i32x4_s(u01), f32x4.mul(dA, d1)));
-      a10 = f32x4.add(a10, f32x4.mul(f32x4.convert_i32x4_s(u10), f32x4.mul(dB, d0)));
-      a11 = f32x4.add(a11, f32x4.mul(f32x4.convert_i32x4_s(u11), f32x4.mul(dB, d1)));
+      a00 = madd(f32x4.convert_i32x4_s(u00), f32x4.mul(dA, d0), a00);
+      a01 = madd(f32x4.convert_i32x4_s(u01), f32x4.mul(dA, d1), a01);
+      a10 = madd(f32x4.convert_i32x4_s(u10), f32x4.mul(dB, d0), a10);
+      a11 = madd(f32x4.convert_i32x4_s(u11), f32x4.mul(dB, d1), a11);
     }
   }
   storeLanes(out, os, a00, min(nt, 4));
