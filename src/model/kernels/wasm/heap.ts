@@ -69,18 +69,11 @@ export class WasmHeap {
   /** f32Managed for f16 storage: a zeroed Uint16Array of n values (an f16 KV cache). */
   u16Managed = (n: number): Uint16Array => this.managed(Math.ceil(n / 2) * 4, (b, p) => new Uint16Array(b, p, n));
 
-  /**
-   * A zeroed view made by `view` over a reused or fresh block of `bytes`, freed with the view.
-   * Only a reused block is cleared: a fresh one lies above every earlier allocation, in memory
-   * that nothing has written since the grow that zeroed it. Leaving it alone matters: clearing
-   * touches every page, and a fresh page costs a fault (11 µs each on a measured VM), so a KV cache
-   * for a long context cost its full size in RSS and seconds at creation before one token used it.
-   */
+  /** A zeroed view made by `view` over a reused or fresh block of `bytes`, freed with the view. */
   private managed<V extends Float32Array | Uint16Array>(bytes: number, view: (buf: SharedArrayBuffer, ptr: number) => V): V {
-    const reused = this.freeBlocks.get(bytes)?.pop();
-    const ptr = reused ?? this.alloc(bytes);
+    const ptr = this.freeBlocks.get(bytes)?.pop() ?? this.alloc(bytes);
     const a = view(this.buffer(), ptr);
-    if (reused !== undefined) a.fill(0);
+    a.fill(0);
     this.registry.register(a, { ptr, bytes });
     return a;
   }
