@@ -209,11 +209,32 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
  * nTok × nOut f32.
  */
 export function quadRows(type: i32, out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
-  if (type == Q8_0) quadRowsOf(Q8_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
-  else if (type == Q4_0) quadRowsOf(Q4_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
-  else if (type == Q4_K) quadRowsOf(Q4_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
-  else if (type == Q5_K) quadRowsOf(Q5_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
-  else quadRowsOf(Q6_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+  if (type == Q8_0) quadRowsQ8_0(out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+  else if (type == Q4_0) quadRowsQ4_0(out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+  else if (type == Q4_K) quadRowsQ4_K(out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+  else if (type == Q5_K) quadRowsQ5_K(out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+  else quadRowsQ6_K(out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+}
+
+// One function per type. With the five copies of quadRowsOf inlined into quadRows itself,
+// Binaryen (-O3) folded the three K-quant copies back into one body that keeps the type in a local
+// and tests it inside the block loop, and TurboFan then spilled that loop's state: separate
+// functions run Q4_K / Q5_K / Q6_K prefill matmuls 15% / 17% / 12% faster in the relaxed build
+// (768×2048 × 128 tokens, in-process A/B; Q4_0 and Q8_0 2% faster; the same bits).
+function quadRowsQ8_0(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+  quadRowsOf(Q8_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+}
+function quadRowsQ4_0(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+  quadRowsOf(Q4_0, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+}
+function quadRowsQ4_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+  quadRowsOf(Q4_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+}
+function quadRowsQ5_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+  quadRowsOf(Q5_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
+}
+function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: usize, n: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+  quadRowsOf(Q6_K, out, w, rb, cb, n4, xt, n, nOut, nTok, r0, r1, scratch);
 }
 
 // @ts-ignore: decorator
