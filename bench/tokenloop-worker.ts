@@ -43,7 +43,7 @@ function main(): void {
   const out: number[] = [];
   let tok = o.tokens[o.tokens.length - 1]!;
   for (let i = 0; i < o.decode; i++) {
-    tok = argmax(model.forward([tok], cache));
+    tok = argmax(model.forward([tok], cache, { reuseLogits: true }));
     out.push(tok);
   }
   const t3 = performance.now();

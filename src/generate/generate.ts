@@ -229,6 +229,9 @@ export async function* generate(lm: LanguageModel, prompt: string | readonly num
   const tracer = own.trace;
   tracer?.prefill?.({ promptTokens, ms: pre.prefillMs, cacheLength: pre.cache.length, cacheBytes: pre.cache.bytes });
 
+  // One sequence reads each step's logits before its next forward call, so the model may hand
+  // back the same array every step; several keep theirs while the others step.
+  const forwardOpts = n === 1 ? { reuseLogits: true } : {};
   const tDecode = performance.now();
   let decodeForwards = 0;
   let lastYield = performance.now();
@@ -282,7 +285,7 @@ export async function* generate(lm: LanguageModel, prompt: string | readonly num
         if (finish) { open--; continue; }
 
         const tForward = tracer ? performance.now() : 0;
-        t.logits = model.forward([id], t.cache);
+        t.logits = model.forward([id], t.cache, forwardOpts);
         decodeForwards++;
         if (tracer?.forward) tracer.forward({ sequence: t.index, index: t.tokens.length - 1, ms: performance.now() - tForward, cacheLength: t.cache.length, cacheBytes: t.cache.bytes });
         if (useSession) session.tokens.push(id);

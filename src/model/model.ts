@@ -19,6 +19,13 @@ export interface ModelConfig {
 export interface ForwardOptions {
   /** Return logits for every input position (nTokens × nVocab) instead of only the last. */
   allLogits?: boolean;
+  /**
+   * Return the logits in an array the model keeps and overwrites on its next forward call (as
+   * llama.cpp's llama_get_logits): no allocation and no copy per call, which a decode loop that
+   * reads each step's logits before the next step does not need. Without it every call returns a
+   * fresh array. A model may ignore the option.
+   */
+  reuseLogits?: boolean;
 }
 
 export interface Model {
