@@ -1,7 +1,7 @@
 /**
  * readWholeFile: the bytes of the file, whether read straight into a fresh array or (with an
  * allocator, as for the kernels' memory) through the 2 MiB bounce buffer in several reads, with a
- * last partial chunk; and a file that ends early is an error that names it.
+ * last partial chunk; and a missing file is an error that names it.
  */
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
