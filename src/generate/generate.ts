@@ -229,8 +229,9 @@ export async function* generate(lm: LanguageModel, prompt: string | readonly num
   const tracer = own.trace;
   tracer?.prefill?.({ promptTokens, ms: pre.prefillMs, cacheLength: pre.cache.length, cacheBytes: pre.cache.bytes });
 
-  // One sequence reads each step's logits before its next forward call, so the model may hand
-  // back the same array every step; several keep theirs while the others step.
+  // One sequence samples each step's logits right after the forward call that made them (no await
+  // in between, see below), so the model may hand back the same array every step; several keep
+  // theirs while the others step.
   const forwardOpts = n === 1 ? { reuseLogits: true } : {};
   const tDecode = performance.now();
   let decodeForwards = 0;
@@ -284,15 +285,19 @@ export async function* generate(lm: LanguageModel, prompt: string | readonly num
         yield ev;
         if (finish) { open--; continue; }
 
+        // Let other work run now and then: here, never between a forward call and the sampling of
+        // its logits, which may be the model's reused array (another generation on the same model
+        // would overwrite it).
+        if (performance.now() - lastYield >= YIELD_EVERY_MS) {
+          await new Promise<void>((r) => setImmediate(r));
+          lastYield = performance.now();
+          if (own.signal?.aborted) continue;
+        }
         const tForward = tracer ? performance.now() : 0;
         t.logits = model.forward([id], t.cache, forwardOpts);
         decodeForwards++;
         if (tracer?.forward) tracer.forward({ sequence: t.index, index: t.tokens.length - 1, ms: performance.now() - tForward, cacheLength: t.cache.length, cacheBytes: t.cache.bytes });
         if (useSession) session.tokens.push(id);
-        if (performance.now() - lastYield >= YIELD_EVERY_MS) {
-          await new Promise<void>((r) => setImmediate(r));
-          lastYield = performance.now();
-        }
       }
     }
   } finally {

@@ -197,3 +197,25 @@ test('invalid options are rejected with messages that name them', { skip }, asyn
   await assert.rejects(generateText(bin(), [1, 99999], {}), /outside the vocabulary/);
   await assert.rejects(generateText(bin(), '', { addBos: false }), /prompt is empty/);
 });
+
+test('two greedy generations on one model, stepped concurrently, give what each gives alone (the reused logits array is sampled before any await)', { skip }, async () => {
+  const lm = gguf();
+  const opts = { temperature: 0, maxTokens: 160 } as const;
+  const prompts = ['Once upon a time', 'The little dog'];
+  const alone = [];
+  for (const p of prompts) alone.push((await collect(generate(lm, p, opts))).done.tokens);
+  const its = prompts.map((p) => generate(lm, p, opts)[Symbol.asyncIterator]());
+  const got: number[][] = [[], []];
+  let live = [true, true];
+  while (live.some(Boolean)) {
+    // both advanced at once: each runs until its next event, interleaving at its awaits
+    const res = await Promise.all(its.map((it, i) => (live[i] ? it.next() : Promise.resolve({ done: true, value: undefined }))));
+    res.forEach((r, i) => {
+      if (r.done) { live[i] = false; return; }
+      if (r.value?.type === 'token') got[i]!.push(r.value.id);
+    });
+    live = live.map((l, i) => l && !res[i]!.done);
+  }
+  assert.deepEqual(got[0], alone[0]);
+  assert.deepEqual(got[1], alone[1]);
+});
