@@ -378,11 +378,25 @@ export function storeKV(dst: usize, src: usize, nTok: i32, heads: i32, headDim: 
   }
 }
 
-/** n f32 from src to dst as f32, or (half ≠ 0) as f16 bits. */
+/**
+ * n f32 from src to dst as f32, or (half ≠ 0) as f16 bits. The key tiles' and value columns' runs
+ * of 4 and 16 are converted here, inline: as calls to storeHalf (one per four keys) they cost
+ * storeKV about as much as the conversions.
+ */
 // @ts-ignore: decorator
 @inline function put(dst: usize, src: usize, n: i32, half: i32): void {
-  if (half != 0) storeHalf(dst, src, n);
-  else memory.copy(dst, src, <usize>n << 2);
+  if (half != 0) {
+    if (n == 4) half4To(dst, src);
+    else if (n == 16) { half4To(dst, src); half4To(dst + 8, src + 16); half4To(dst + 16, src + 32); half4To(dst + 24, src + 48); }
+    else storeHalf(dst, src, n);
+  } else memory.copy(dst, src, <usize>n << 2);
+}
+
+/** Four f32 at src as f16 bits at dst (storeHalf's step). */
+// @ts-ignore: decorator
+@inline function half4To(dst: usize, src: usize): void {
+  const h = toHalf4(v128.load(src));
+  v128.store64_lane(dst, i16x8.narrow_i32x4_u(h, h), 0);
 }
 
 /**
@@ -392,10 +406,7 @@ export function storeKV(dst: usize, src: usize, nTok: i32, heads: i32, headDim: 
  */
 export function storeHalf(dst: usize, src: usize, n: i32): void {
   let i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const h = toHalf4(v128.load(src + (<usize>i << 2)));
-    v128.store64_lane(dst + (<usize>i << 1), i16x8.narrow_i32x4_u(h, h), 0);
-  }
+  for (; i + 4 <= n; i += 4) half4To(dst + (<usize>i << 1), src + (<usize>i << 2));
   for (; i < n; i++) store<u16>(dst + (<usize>i << 1), <u16>i32x4.extract_lane(toHalf4(f32x4.splat(load<f32>(src + (<usize>i << 2)))), 0));
 }
 
