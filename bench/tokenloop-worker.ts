@@ -17,9 +17,9 @@ const print = (o: unknown) => process.stdout.write('@@RESULT@@' + JSON.stringify
  * Load through the public API. `threads` is passed along for a model that takes it (the
  * multi-threaded backend); `threadsUsed` reports what the model says it uses (1 when it does not say).
  */
-function load(path: string, threads: number, kvType: 'f32' | 'f16'): { model: Model; threadsUsed: number } {
+function load(path: string, threads: number, kvType: 'f32' | 'f16', batchSize: number): { model: Model; threadsUsed: number } {
   const file = openModelFile(path, { allocate: modelAllocator({ threads }) });
-  const opts = { threads, kvType } as LoadModelOptions & { threads: number };
+  const opts = { threads, kvType, batchSize } as LoadModelOptions & { threads: number };
   const model = loadModel(file, opts);
   const used = (model as unknown as { threads?: unknown }).threads;
   return { model, threadsUsed: typeof used === 'number' ? used : 1 };
@@ -35,7 +35,9 @@ function main(): void {
   const o = JSON.parse(process.argv[2] ?? '{}') as Input;
   const baseRssBytes = process.memoryUsage().rss;
   const t0 = performance.now();
-  const { model, threadsUsed } = load(o.modelPath, o.threads, o.kvType ?? 'f32');
+  // the batch size llama-cpp-worker.mjs gives its context (both engines size their activation
+  // memory by it when the context/cache is made, inside the load time)
+  const { model, threadsUsed } = load(o.modelPath, o.threads, o.kvType ?? 'f32', Math.max(o.tokens.length, 32));
   const cache = model.createCache(o.tokens.length + o.decode + 1);
   const t1 = performance.now();
   model.forward(o.tokens.slice(0, -1), cache);

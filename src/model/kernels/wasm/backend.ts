@@ -103,6 +103,10 @@ export class WasmBackend {
   private readonly pending = new WeakMap<ArrayBufferView, MatrixWeight & { dims: readonly number[] }>();
   private readonly staging = new Map<string, { ptr: number; bytes: number }>();
   private scratch = { ptr: 0, stride: 0 };
+  /** Inside reserve(): matmul and attention allocate their staging and return before computing. */
+  private dry = false;
+  /** Staging and scratch blocks reserve() has already touched (by pointer). */
+  private readonly touched = new Set<number>();
   /** What the int8 staging buffers hold (see quantized()); quads: where they were interleaved (0: not). */
   private lastQuant: { i8: boolean; nIn: number; nTok: number; xq: number; xd: number; saved: number; quads: number } | null = null;
   private readonly parallelMin: number;
@@ -202,7 +206,7 @@ export class WasmBackend {
     const wantQuads = this.int8 && nTokens >= QUAD_MIN_TOKENS && this.kernels.hasQuads(w.type) === 1;
     if (NEEDS_SUMS.has(w.type) && !wantQuads) {
       xs = this.stage('xs', (nIn / 32) * nTokens * 4);
-      this.kernels.blockSums(xs, xp, nIn, nTokens);
+      if (!this.dry) this.kernels.blockSums(xs, xp, nIn, nTokens);
     }
     let xq = 0, xd = 0, quads = 0;
     // Q2_K's and Q3_K's int8 kernels are one-token decode kernels: for several tokens, dequantizing
@@ -217,11 +221,12 @@ export class WasmBackend {
       }
     } else if (w.type === GGMLType.F16 && nTokens === 1) {
       xq = this.stage('xq', nIn * 4);
-      if (!this.kernels.scaleHalfX(xq, xp, nIn)) xq = 0;
+      if (!this.dry && !this.kernels.scaleHalfX(xq, xp, nIn)) xq = 0;
     } else if (nTokens > 1) this.ensureScratch(nIn * 4);
     // interleaved rows read outside the decode kernels are copied to GGUF order after the f32 row;
     // f16 prefill converts a whole group (four rows) to f32 first
     if (il) this.ensureScratch(Math.max(nIn * 4 + rb, nIn * 16));
+    if (this.dry) return; // reserve(): the staging above is all it wanted
     const typeFlags = (il ? w.type | INTERLEAVED_FLAG : w.type) | quads;
     if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
       this.pool.matmul(typeFlags, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
@@ -323,13 +328,16 @@ export class WasmBackend {
       // prefill: widen the attended part of an f16 cache to f32 once for all queries; the f32
       // kernels then give the same bits as the f16 ones (exact values, see the wasm attention)
       const k32 = this.stage('att.k32', used * 4), v32 = this.stage('att.v32', used * 4);
-      this.kernels.dequantRow(GGMLType.F16, kp, k32, used);
-      this.kernels.dequantRow(GGMLType.F16, vp, v32, used);
+      if (!this.dry) {
+        this.kernels.dequantRow(GGMLType.F16, kp, k32, used);
+        this.kernels.dequantRow(GGMLType.F16, vp, v32, used);
+      }
       kp = k32; vp = v32; kvHalf = 0;
     }
     const op = this.output(out, 'out', nTok * nHead * headDim);
     // every head's scores for one query and its 1/Σ (see the wasm attention)
     this.ensureScratch(2 * nHead * (start + nTok + 1) * 4); // two queries' scores (prefill)
+    if (this.dry) return;
     if (this.pool && nHead >= this.threads && (start + nTok) * nHead * headDim * nTok >= this.parallelMin) {
       this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride, kvHalf);
     } else {
@@ -363,6 +371,31 @@ export class WasmBackend {
     this.kernels.storeKV(dst.byteOffset, sp, nTok, heads, headDim, pos0, dst instanceof Uint16Array ? 1 : 0, keys ? 1 : 0);
   }
 
+  /**
+   * Allocate now what the calls `rehearse` makes will need, and touch those pages: rehearse calls
+   * matmul and attention with the shapes of a coming batch, which here only size their staging
+   * and scratch (no kernel runs, outputs are left alone). Fresh wasm pages fault on their first
+   * write (about 11 µs per 4 KiB page on the bench VM), and a first 127-token prefill of the 110M
+   * models wrote about 1000 new pages of staging: this moves that cost to the caller's setup
+   * (TransformerModel.createCache), as llama.cpp allocates its compute buffers with a context.
+   */
+  reserve(rehearse: () => void): void {
+    this.dry = true;
+    try {
+      rehearse();
+    } finally {
+      this.dry = false;
+    }
+    this.lastQuant = null;
+    const blocks = [...this.staging.values()];
+    if (this.scratch.stride > 0) blocks.push({ ptr: this.scratch.ptr, bytes: this.scratch.stride * this.threads });
+    for (const b of blocks) {
+      if (this.touched.has(b.ptr)) continue;
+      this.touched.add(b.ptr);
+      new Uint8Array(this.heap.memory.buffer, b.ptr, b.bytes).fill(0);
+    }
+  }
+
   /** Stop the worker threads (the process also exits without this: workers are unref'd). */
   async close(): Promise<void> {
     await this.pool?.close();
@@ -389,14 +422,16 @@ export class WasmBackend {
     const i8 = this.kernels.compactInt8(type) === 1;
     const nb = (nIn / 32) * nTok, bytes = nIn * nTok * 4;
     const xq = this.stage('q.xq', nb * 64), xd = this.stage('q.xd', nb * 8);
-    if (!quads && nIn * nTok < REUSE_MIN_VALUES) {
-      // one decode token: quantizing is cheaper than comparing and saving the input
+    // one decode token: quantizing is cheaper than comparing and saving the input
+    const reuse = quads || nIn * nTok >= REUSE_MIN_VALUES;
+    const saved = reuse ? this.stage('q.saved', bytes) : 0;
+    const xt = quads ? this.stage('q.xt', this.kernels.quadBytes(type, nIn, nTok)) : 0;
+    if (this.dry) return { xq, xd };
+    if (!reuse) {
       this.quantizeBlocks(xq, xd, xp, nb, i8);
       this.lastQuant = null;
       return { xq, xd };
     }
-    const saved = this.stage('q.saved', bytes);
-    const xt = quads ? this.stage('q.xt', this.kernels.quadBytes(type, nIn, nTok)) : 0;
     const mem = this.heap.memory.buffer; // after the allocations above (growing replaces the buffer object)
     const last = this.lastQuant;
     const same = last !== null && last.i8 === i8 && last.nIn === nIn && last.nTok === nTok
