@@ -283,8 +283,10 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
   const i8 = i8Form(type);
   const pb = panelBlock(type), qs = i8 ? QUAD_I8 : QUAD_I16;
   let a00 = f32x4.splat(0), a01 = a00, a10 = a00, a11 = a00;
-  for (let b = 0; b < nb; b++) {
-    const wA = wA0 + <usize>b * pb, wB = wB0 + <usize>b * pb, p0 = x0 + <usize>b * qs, p1 = x1 + <usize>b * qs;
+  // four pointers stepped by a block each (computing them from the block index kept three
+  // multiplies and the tile's base addresses in the loop)
+  const wEnd = wA0 + <usize>nb * pb;
+  for (let wA = wA0, wB = wB0, p0 = x0, p1 = x1; wA < wEnd; wA += pb, wB += pb, p0 += qs, p1 += qs) {
     let wa: v128, wb: v128, xa: v128, xb: v128, u00: v128, u01: v128, u10: v128, u11: v128;
     let v00: v128, v01: v128, v10: v128, v11: v128;
     if (type == Q6_K) {
