@@ -151,9 +151,9 @@ export function rows4Q8_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
   const nb = n >> 5;
   const mask = v128.load(C4, 32), k = v128.load(C4, 48);
   let acc = f32x4.splat(0);
-  for (let b = 0; b < nb; b++) {
-    const p0 = w + <usize>b * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
-    const xp = xq + (<usize>b << 6);
+  // pointers stepped per block (see quad2x2 in panel.ts)
+  for (let b = 0, p0 = w, xp = xq, dp = xd; b < nb; b++, p0 += cs, xp += 64, dp += 8) {
+    const p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
     const x0 = v128.load(xp), x1 = v128.load(xp, 16), x2 = v128.load(xp, 32), x3 = v128.load(xp, 48);
     const s0 = q8Block(p0, x0, x1, x2, x3);
     v128.store32_lane(fence, s0, 0); // keeps TurboFan from hoisting all sixteen loads (see q8.ts dotRowQ)
@@ -163,7 +163,7 @@ export function rows4Q8_0(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, 
     v128.store32_lane(fence, s2, 0);
     const s3 = q8Block(p3, x0, x1, x2, x3);
     const dw = half4At(p0, rs, mask, k);
-    acc = madd(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, f32x4.splat(load<f32>(xd + (<usize>b << 3)))), acc);
+    acc = madd(f32x4.convert_i32x4_s(reduce4(s0, s1, s2, s3)), f32x4.mul(dw, f32x4.splat(load<f32>(dp))), acc);
   }
   return acc;
 }
