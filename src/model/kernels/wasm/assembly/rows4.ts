@@ -43,9 +43,9 @@ const C4 = memory.data<u16>([
  */
 export function rows4F32(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128 {
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  for (let i = 0; i < n; i += 16) {
-    const xo = x + (<usize>i << 2);
-    const p0 = w + <usize>(i >> 4) * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
+  // pointers stepped per chunk (see quad2x2 in panel.ts)
+  for (let i = 0, xo = x, p0 = w; i < n; i += 16, xo += 64, p0 += cs) {
+    const p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
     // unrolled with immediate offsets: a loop here costs V8 a stack check and reloads per step
     let u = v128.load(xo);
     a0 = madd(v128.load(p0), u, a0); a1 = madd(v128.load(p1), u, a1); a2 = madd(v128.load(p2), u, a2); a3 = madd(v128.load(p3), u, a3);
@@ -88,9 +88,8 @@ export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
 @inline function rows4Paired(bf: bool, w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
   const mask = v128.load(C4 + (bf ? 112 : 32)), lo = v128.load(C4, 80), hi = v128.load(C4, 96);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  for (let i = 0; i < n; i += 16) {
-    const xo = x + (<usize>i << 2);
-    const p0 = w + <usize>(i >> 4) * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
+  for (let i = 0, xo = x, p0 = w; i < n; i += 16, xo += 64, p0 += cs) {
+    const p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
     // unrolled with immediate offsets (a loop here costs V8 a stack check and reloads per step);
     // the stores keep TurboFan from hoisting all eight loads (see q8.ts dotRowQ)
     let u: v128, v: v128, c0: v128, c1: v128, c2: v128, c3: v128;
