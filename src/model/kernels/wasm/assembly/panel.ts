@@ -37,6 +37,9 @@ const Q_D: usize = 80, Q_S8: usize = 64, Q_DS: usize = 48, Q_LO32: usize = 32, Q
  */
 const PTILE: i32 = 128, TILE_BYTES: usize = 1 << 20;
 
+/** Most 32-value blocks per row for the two-pass Q4_0 tile (quad2x2): rows of up to 1024 values. */
+const TWO_PASS_BLOCKS: i32 = 32;
+
 // Constants from q8.ts's table QC: i16 lanes of 1 at +16 (widening pair sums by
 // i32x4.dot_i16x8_s), bytes of 0x0f at +128, of 1 at +144, of 3 at +160.
 
@@ -283,12 +286,14 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
   const i8 = i8Form(type);
   const pb = panelBlock(type), qs = i8 ? QUAD_I8 : QUAD_I16;
   let a00 = f32x4.splat(0), a01 = a00, a10 = a00, a11 = a00;
-  if (ASC_FEATURE_RELAXED_SIMD && i8 && type == Q4_0) {
+  if (ASC_FEATURE_RELAXED_SIMD && i8 && type == Q4_0 && nb <= TWO_PASS_BLOCKS) {
     // two passes: every block's four exact integer sums to `sums` (64 bytes a block), then their
     // scaling; the same steps per block as the one-pass loop below, so the same bits. In one
     // pass TurboFan spilled two of the four f32 sums and the scaling's operands every block
-    // (160 instructions a block; now 133 plus a scaling pass of about 30): 768×2048 × 128
-    // tokens 3–4% faster, 2048×768 unchanged (its panels and quads fill the 48 KB L1)
+    // (160 instructions a block; now 133 plus a scaling pass of about 30): 768×2048 and
+    // 1024×2048 × 128 tokens 3–4% faster. Only for short rows (TWO_PASS_BLOCKS): 2048×768 gained
+    // nothing, 4096×1024 and 11008×512 ran 13% slower (two panels, two quads and the sums no
+    // longer fit the 48 KB L1 data cache)
     const ones = v128.load(QC, 16);
     const wEnd = wA0 + <usize>nb * pb;
     for (let wA = wA0, wB = wB0, p0 = x0, p1 = x1, u = sums; wA < wEnd; wA += pb, wB += pb, p0 += qs, p1 += qs, u += 64) {
