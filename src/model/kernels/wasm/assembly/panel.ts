@@ -65,10 +65,13 @@ export function quadScratchBytes(type: i32, n: i32): usize {
   return 2 * panelBytes(type, n) + (<usize>(n >> 5) << 6);
 }
 
+/** Bytes of a panel block's quant vectors (i8 / i16 form); the row's scales follow them. */
+const PANEL_I8: usize = 128, PANEL_I16: usize = 256;
+
 /** Bytes of one 32-value block of a panel. */
 // @ts-ignore: decorator
 @inline function panelBlock(type: i32): usize {
-  return (i8Form(type) ? 128 : 256) + (type == Q4_K || type == Q5_K || type == Q6_K ? 32 : 16);
+  return (i8Form(type) ? PANEL_I8 : PANEL_I16) + (type == Q4_K || type == Q5_K || type == Q6_K ? 32 : 16);
 }
 
 // @ts-ignore: decorator
@@ -322,22 +325,17 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
       v128.store(u, i32x4.dot_i16x8_s(u10, ones), 32); v128.store(u, i32x4.dot_i16x8_s(u11, ones), 48);
     }
     for (let wA = wA0, wB = wB0, p0 = x0, p1 = x1, u = sums; wA < wEnd; wA += pb, wB += pb, p0 += qs, p1 += qs, u += 64) {
-      // immediate offsets (QUAD_I8 − …, the Q4_0 panel block of 144 bytes − 16): an added
-      // constant costs V8 an extra address instruction per load
+      // immediate offsets (QUAD_I8 − …; Q4_0's panel scale right after its quant vectors): an
+      // added constant costs V8 an extra address instruction per load
       const m0 = v128.load(p0, QUAD_I8 - Q_S8), m1 = v128.load(p1, QUAD_I8 - Q_S8);
       const d0 = v128.load(p0, QUAD_I8 - Q_D), d1 = v128.load(p1, QUAD_I8 - Q_D);
-      const dA = v128.load(wA, 128), dB = v128.load(wB, 128);
+      const dA = v128.load(wA, PANEL_I8), dB = v128.load(wB, PANEL_I8);
       a00 = madd(f32x4.convert_i32x4_s(i32x4.sub(v128.load(u), m0)), f32x4.mul(dA, d0), a00);
       a01 = madd(f32x4.convert_i32x4_s(i32x4.sub(v128.load(u, 16), m1)), f32x4.mul(dA, d1), a01);
       a10 = madd(f32x4.convert_i32x4_s(i32x4.sub(v128.load(u, 32), m0)), f32x4.mul(dB, d0), a10);
       a11 = madd(f32x4.convert_i32x4_s(i32x4.sub(v128.load(u, 48), m1)), f32x4.mul(dB, d1), a11);
     }
-    storeLanes(out, os, a00, min(nt, 4));
-    if (nt > 4) storeLanes(out + 4 * os, os, a01, nt - 4);
-    if (two) {
-      storeLanes(out + 4, os, a10, min(nt, 4));
-      if (nt > 4) storeLanes(out + 4 + 4 * os, os, a11, nt - 4);
-    }
+    storeTile(out, os, nt, two, a00, a01, a10, a11);
     return;
   }
   // four pointers stepped by a block each (computing them from the block index kept three
@@ -546,6 +544,12 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
       a11 = madd(f32x4.convert_i32x4_s(u11), f32x4.mul(dB, d1), a11);
     }
   }
+  storeTile(out, os, nt, two, a00, a01, a10, a11);
+}
+
+/** quad2x2's results: the first nt tokens of rows r (a00: tokens 0..3, a01: 4..7) and, when `two`, r + 1 (a10, a11). */
+// @ts-ignore: decorator
+@inline function storeTile(out: usize, os: usize, nt: i32, two: bool, a00: v128, a01: v128, a10: v128, a11: v128): void {
   storeLanes(out, os, a00, min(nt, 4));
   if (nt > 4) storeLanes(out + 4 * os, os, a01, nt - 4);
   if (two) {
