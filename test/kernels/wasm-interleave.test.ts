@@ -13,7 +13,8 @@ import { REL_TOL, assertPrefillEqualsDecode, createRng, int8Bound, randF32, rand
 const one = createWasmBackend({ threads: 1 });
 const two = createWasmBackend({ threads: 2, parallelMinMacs: 0 });
 const exactOne = createWasmBackend({ threads: 1, int8Activations: false });
-after(async () => { await one.close(); await two.close(); await exactOne.close(); });
+const simdOne = createWasmBackend({ threads: 1, variant: 'simd128' });
+after(async () => { await one.close(); await two.close(); await exactOne.close(); await simdOne.close(); });
 
 const INTERLEAVED: [GGMLType, number[]][] = [
   [GGMLType.F32, [16, 96]], [GGMLType.F16, [32, 96]], [GGMLType.BF16, [32, 96]], [GGMLType.Q8_0, [96, 320]], [GGMLType.Q4_0, [96, 320]],
@@ -47,22 +48,25 @@ for (const [type, sizes] of INTERLEAVED) {
       for (const nOut of [4, 7, 13, 130]) {
         const w = randWeight(rng, type, nIn, nOut);
         const wf = weightToF32(w, nIn, nOut);
-        const w1 = copyOf(w, nIn, nOut), w2 = copyOf(w, nIn, nOut), we = copyOf(w, nIn, nOut);
+        const w1 = copyOf(w, nIn, nOut), w2 = copyOf(w, nIn, nOut), we = copyOf(w, nIn, nOut), ws = copyOf(w, nIn, nOut);
         assert.equal(one.interleave(w1), true);
         assert.equal(two.interleave(w2), true);
         assert.equal(exactOne.interleave(we), true);
+        assert.equal(simdOne.interleave(ws), true);
         assert.equal(one.interleave(w1), true, 'a second call is a no-op');
         assert.deepEqual(w1.data, w.data, 'the caller-owned array is not rearranged (the backend works on its copy)');
         for (const nTok of [1, 3, 6]) {
           const x = randF32(rng, nIn * nTok);
           for (let i = 0; i < x.length; i++) if (i % 7 === 3) x[i] = x[i]! * 40;
           const { y, mag } = refMatmul(wf, x, nIn, nOut, nTok);
-          const a = new Float32Array(nOut * nTok), b = new Float32Array(nOut * nTok), e = new Float32Array(nOut * nTok);
+          const a = new Float32Array(nOut * nTok), b = new Float32Array(nOut * nTok), e = new Float32Array(nOut * nTok), sa = new Float32Array(nOut * nTok);
           one.matmul(a, w1, x, nIn, nOut, nTok);
           two.matmul(b, w2, x, nIn, nOut, nTok);
           exactOne.matmul(e, we, x, nIn, nOut, nTok);
+          simdOne.matmul(sa, ws, x, nIn, nOut, nTok);
           assertClose(a, y, mag, wf, x, type, true, nIn, nOut, nTok, 'int8/default path');
           assertClose(e, y, mag, wf, x, type, false, nIn, nOut, nTok, 'f32 path');
+          assertClose(sa, y, mag, wf, x, type, true, nIn, nOut, nTok, 'SIMD128 build');
           assert.deepEqual(b, a, `${typeName(type)} nIn=${nIn} nOut=${nOut} nTok=${nTok}: 2 threads differ from 1`);
         }
         // each row reads back exactly as the JS reader reads the original
@@ -129,6 +133,37 @@ test('a decode row has the same value whichever group, trailing position or row 
       assert.ok(Math.abs(full3[i]! - y[i]!) <= REL_TOL * mag[i]!, `prefill full [t${t} r${r}]: ${full3[i]} vs ${y[i]}`);
     }
     assert.equal(cut3[t * nOut], 0); assert.equal(cut3[t * nOut + 7], 0);
+  }
+});
+
+test('grouped Q4_0 decode in both kernel builds: a row range that cuts groups gives the bits of the whole matrix', () => {
+  // Q4_0 groups are transposed block by block (interleave.ts), so a row of a group cut by the range
+  // takes its lane of the group's four-row result, and a trailing row runs the GGUF-order kernel.
+  const rng = createRng(17);
+  const nIn = 96, nOut = 9, nb = nIn / 32;
+  for (const be of [one, simdOne]) {
+    const w = randWeight(rng, GGMLType.Q4_0, nIn, nOut);
+    const bytes = be.heap.allocate(w.data.byteLength);
+    bytes.set(w.data as Uint8Array);
+    const hw = { type: GGMLType.Q4_0, name: 'h', dims: [nIn, nOut], data: bytes };
+    assert.equal(be.interleave(hw), true);
+    const x = be.heap.f32(nIn); x.set(randF32(rng, nIn));
+    const full = be.heap.f32(nOut);
+    be.matmul(full, hw, x, nIn, nOut, 1);
+    const { y } = refMatmul(weightToF32(w, nIn, nOut), x, nIn, nOut, 1);
+    const wf = weightToF32(w, nIn, nOut);
+    for (let o = 0; o < nOut; o++) assert.ok(Math.abs(full[o]! - y[o]!) <= int8Bound(wf, x, nIn, o, 0), `${be.variant} row ${o}`);
+    // the activations as the backend quantizes them for this build (i8 in the relaxed one)
+    const i8 = be.kernels.compactInt8(GGMLType.Q4_0) === 1;
+    const xq = be.heap.allocate(nIn * 2), xd = be.heap.allocate(nb * 8), scratch = be.heap.allocate(1024);
+    if (i8) be.kernels.quantizeBlocksI8(xq.byteOffset, xd.byteOffset, x.byteOffset, nb);
+    else be.kernels.quantizeBlocks(xq.byteOffset, xd.byteOffset, x.byteOffset, nb);
+    for (const [r0, r1] of [[1, 7], [2, 3], [5, 9], [0, 9], [3, 5]]) {
+      const cut = be.heap.f32(nOut);
+      be.kernels.matmul(GGMLType.Q4_0 | 0x100, cut.byteOffset, bytes.byteOffset, x.byteOffset, 0, xq.byteOffset, xd.byteOffset, nIn, nOut, 1, r0, r1, scratch.byteOffset);
+      assert.deepEqual(cut.subarray(r0, r1), full.subarray(r0, r1), `${be.variant} rows [${r0}, ${r1})`);
+      for (let o = 0; o < nOut; o++) if (o < r0 || o >= r1) assert.equal(cut[o], 0, `${be.variant} rows [${r0}, ${r1}): row ${o} written`);
+    }
   }
 });
 

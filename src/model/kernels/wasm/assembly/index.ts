@@ -214,8 +214,19 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
   while (r < r1) {
     const o = out + (<usize>r << 2);
     if ((r & 3) == 0 && r + 4 <= end) {
-      v128.store(o, rows4(type, w + <usize>r * rb, cb, cb << 2, x, xs, xq, xd, nIn, scratch, o));
+      v128.store(o, type == Q4_0 ? rows4Q4_0(w + <usize>r * rb, xq, xd, nIn, o) : rows4(type, w + <usize>r * rb, cb, cb << 2, x, xs, xq, xd, nIn, scratch, o));
       r += 4;
+    } else if (type == Q4_0) {
+      // Q4_0 groups are transposed (interleave.ts): a row of a group cut by [r0, r1) takes its lane
+      // of the whole group's result (the same bits), a trailing row the one-row kernel
+      if (r < n4) {
+        v128.store(scratch, rows4Q4_0(w + <usize>(r & ~3) * rb, xq, xd, nIn, scratch));
+        const g1 = min(r1, (r & ~3) + 4);
+        for (; r < g1; r++) store<f32>(out + (<usize>r << 2), load<f32>(scratch + (<usize>(r & 3) << 2)));
+      } else {
+        store<f32>(o, dotRowQ(Q4_0, w + <usize>r * rb, xq, xd, 0, nIn, o));
+        r++;
+      }
     } else if ((type == F16 || type == BF16) && r >= n4) {
       // a trailing f16/bf16 row is in GGUF order (rows4Half/rows4BF16 read paired halves)
       store<f32>(o, type == F16 ? dotHalfScaled(w + <usize>r * rb, xq, nIn) : dotRow(BF16, w + <usize>r * rb, x, 0, nIn));
@@ -230,7 +241,6 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
 
 // @ts-ignore: decorator
 @inline function rows4(type: i32, w: usize, rs: usize, cs: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, scratch: usize, fence: usize): v128 {
-  if (type == Q4_0) return rows4Q4_0(w, rs, cs, xq, xd, nIn, fence);
   if (type == Q4_K) return rows4Q4K(w, rs, cs, xq, xd, xs, nIn, scratch, fence);
   if (type == Q5_K) return rows4Q5K(w, rs, cs, xq, xd, xs, nIn, scratch, fence);
   if (type == Q8_0) return rows4Q8_0(w, rs, cs, xq, xd, nIn, fence);

@@ -24,7 +24,7 @@
 import { half, halfK, madd } from './simd';
 import { Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, minK, scaleK } from './rows';
 import { QC } from './q8';
-import { blockStride, rowIn } from './interleave';
+import { Q4_0_GROUP_BLOCK, blockStride, q4GroupQuants, rowIn } from './interleave';
 
 const QUAD_I8: usize = 208, QUAD_I16: usize = 336;
 /** Where the per-token values sit in a quad block, in bytes before its end (see above). */
@@ -149,10 +149,11 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
 
 /**
  * Write the panel of one weight row to dst: nb blocks of 32 values, bs bytes apart from p (Q4_K:
- * bs is the 144-byte super-block, which holds eight of them).
+ * bs is the 144-byte super-block, which holds eight of them). j ≥ 0: the row is row j of the
+ * grouped Q4_0 blocks at p (interleave.ts), else p is the row's first block.
  */
 // @ts-ignore: decorator
-@inline function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32): void {
+@inline function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32, j: i32): void {
   const m4 = v128.load(QC, 128);
   const pb = panelBlock(type);
   for (let b = 0; b < nb; b++) {
@@ -193,10 +194,10 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
       v128.store(d + pb - 16, f32x4.splat(halfK(load<u16>(q, 2)) * <f32>minK(q + 4, j)));
     } else {
       const q = p + <usize>b * bs;
-      const v = v128.load(q, 2);
+      const v = j >= 0 ? q4GroupQuants(q, j) : v128.load(q, 2);
       lo = v128.and(v, m4);
       hi = v128.and(i16x8.shr_u(v, 4), m4);
-      v128.store(d + pb - 16, f32x4.splat(half(load<u16>(q))));
+      v128.store(d + pb - 16, f32x4.splat(half(load<u16>(q + (j >= 0 ? <usize>j << 1 : 0)))));
     }
     if (ASC_FEATURE_RELAXED_SIMD && i8Form(type)) {
       splatStore(d, lo); splatStore(d + 64, hi);
@@ -257,8 +258,8 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
     for (let r = r0; r < r1; r += 2) {
       // two rows (the last one twice when r1 − r0 is odd) × two quads per pass
       const two = r + 1 < r1;
-      buildPanel(type, scratch, rowIn(w, r, rb, cb, n4), blockStride(r, cb, n4, plain), nb);
-      if (two) buildPanel(type, second, rowIn(w, r + 1, rb, cb, n4), blockStride(r + 1, cb, n4, plain), nb);
+      panelOf(type, scratch, w, r, rb, cb, n4, plain, nb);
+      if (two) panelOf(type, second, w, r + 1, rb, cb, n4, plain, nb);
       const o = out + (<usize>r << 2);
       let t = t0;
       for (; t + 8 <= t1; t += 8) {
@@ -271,6 +272,13 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
       }
     }
   }
+}
+
+/** buildPanel of row r, wherever it is: in a grouped Q4_0 block, an interleaved group or GGUF order. */
+// @ts-ignore: decorator
+@inline function panelOf(type: i32, dst: usize, w: usize, r: i32, rb: usize, cb: usize, n4: i32, plain: usize, nb: i32): void {
+  if (type == Q4_0 && r < n4) buildPanel(type, dst, w + <usize>(r & ~3) * rb, Q4_0_GROUP_BLOCK, nb, r & 3);
+  else buildPanel(type, dst, rowIn(w, r, rb, cb, n4), blockStride(r, cb, n4, plain), nb, -1);
 }
 
 /**
