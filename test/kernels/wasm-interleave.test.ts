@@ -136,31 +136,32 @@ test('a decode row has the same value whichever group, trailing position or row 
   }
 });
 
-test('grouped Q4_0 decode in both kernel builds: a row range that cuts groups gives the bits of the whole matrix', () => {
-  // Q4_0 groups are transposed block by block (interleave.ts), so a row of a group cut by the range
-  // takes its lane of the group's four-row result, and a trailing row runs the GGUF-order kernel.
-  const rng = createRng(17);
+for (const type of [GGMLType.Q4_0, GGMLType.Q8_0]) test(`transposed ${typeName(type)} groups in both kernel builds: a decode row range that cuts groups gives the bits of the whole matrix`, () => {
+  // Q4_0 and Q8_0 groups are transposed block by block (interleave.ts), so a row of a group cut by
+  // the range takes its lane of the group's four-row result, and a trailing row runs the
+  // GGUF-order kernel.
+  const rng = createRng(17 + type);
   const nIn = 96, nOut = 9, nb = nIn / 32;
   for (const be of [one, simdOne]) {
-    const w = randWeight(rng, GGMLType.Q4_0, nIn, nOut);
+    const w = randWeight(rng, type, nIn, nOut);
     const bytes = be.heap.allocate(w.data.byteLength);
     bytes.set(w.data as Uint8Array);
-    const hw = { type: GGMLType.Q4_0, name: 'h', dims: [nIn, nOut], data: bytes };
+    const hw = { type, name: 'h', dims: [nIn, nOut], data: bytes };
     assert.equal(be.interleave(hw), true);
     const x = be.heap.f32(nIn); x.set(randF32(rng, nIn));
     const full = be.heap.f32(nOut);
     be.matmul(full, hw, x, nIn, nOut, 1);
-    const { y } = refMatmul(weightToF32(w, nIn, nOut), x, nIn, nOut, 1);
     const wf = weightToF32(w, nIn, nOut);
+    const { y } = refMatmul(wf, x, nIn, nOut, 1);
     for (let o = 0; o < nOut; o++) assert.ok(Math.abs(full[o]! - y[o]!) <= int8Bound(wf, x, nIn, o, 0), `${be.variant} row ${o}`);
-    // the activations as the backend quantizes them for this build (i8 in the relaxed one)
-    const i8 = be.kernels.compactInt8(GGMLType.Q4_0) === 1;
+    // the activations as the backend quantizes them for this type and build (i8 or i16 blocks)
+    const i8 = be.kernels.compactInt8(type) === 1;
     const xq = be.heap.allocate(nIn * 2), xd = be.heap.allocate(nb * 8), scratch = be.heap.allocate(1024);
     if (i8) be.kernels.quantizeBlocksI8(xq.byteOffset, xd.byteOffset, x.byteOffset, nb);
     else be.kernels.quantizeBlocks(xq.byteOffset, xd.byteOffset, x.byteOffset, nb);
     for (const [r0, r1] of [[1, 7], [2, 3], [5, 9], [0, 9], [3, 5]]) {
       const cut = be.heap.f32(nOut);
-      be.kernels.matmul(GGMLType.Q4_0 | 0x100, cut.byteOffset, bytes.byteOffset, x.byteOffset, 0, xq.byteOffset, xd.byteOffset, nIn, nOut, 1, r0, r1, scratch.byteOffset);
+      be.kernels.matmul(type | 0x100, cut.byteOffset, bytes.byteOffset, x.byteOffset, 0, xq.byteOffset, xd.byteOffset, nIn, nOut, 1, r0, r1, scratch.byteOffset);
       assert.deepEqual(cut.subarray(r0, r1), full.subarray(r0, r1), `${be.variant} rows [${r0}, ${r1})`);
       for (let o = 0; o < nOut; o++) if (o < r0 || o >= r1) assert.equal(cut[o], 0, `${be.variant} rows [${r0}, ${r1}): row ${o} written`);
     }
@@ -180,9 +181,25 @@ test('interleave leaves other types, short matrices and ragged rows alone; heap-
   assert.equal(one.interleave(hw), true);
   assert.notDeepEqual(bytes, w.data, 'heap-owned bytes are rearranged in place');
   assert.equal(bytes.byteLength, w.data.byteLength);
-  // same multiset of 34-byte blocks: only the order changed
-  const blocks = (b: Uint8Array) => Array.from({ length: b.length / 34 }, (_, i) => Buffer.from(b.subarray(i * 34, i * 34 + 34)).toString('hex')).sort();
-  assert.deepEqual(blocks(bytes), blocks(w.data as Uint8Array));
+  // the same bytes, rearranged: every 2-byte scale and every 4-byte run of quants kept whole
+  // (Q8_0 groups are transposed block by block, interleave.ts)
+  const runs = (b: Uint8Array) => {
+    const out: string[] = [];
+    for (let i = 0; i < b.length; i += 34) {
+      out.push(Buffer.from(b.subarray(i, i + 2)).toString('hex'));
+      for (let k = 2; k < 34; k += 4) out.push(Buffer.from(b.subarray(i + k, i + k + 4)).toString('hex'));
+    }
+    return out.sort();
+  };
+  const groupRuns = (b: Uint8Array) => {
+    const out: string[] = [];
+    for (let i = 0; i < b.length; i += 136) {
+      for (let j = 0; j < 4; j++) out.push(Buffer.from(b.subarray(i + 2 * j, i + 2 * j + 2)).toString('hex'));
+      for (let k = 8; k < 136; k += 4) out.push(Buffer.from(b.subarray(i + k, i + k + 4)).toString('hex'));
+    }
+    return out.sort();
+  };
+  assert.deepEqual(groupRuns(bytes), runs(w.data as Uint8Array));
   const x = one.heap.f32(nIn); x.set(randF32(rng, nIn));
   const out = one.heap.f32(nOut);
   const wf = weightToF32(w, nIn, nOut);

@@ -5,7 +5,7 @@ import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
-import { blockStride, chunkBytes, gatherRow, rowIn } from './interleave';
+import { blockStride, chunkBytes, gatherRow, rowIn, transposed } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
@@ -214,17 +214,17 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
   while (r < r1) {
     const o = out + (<usize>r << 2);
     if ((r & 3) == 0 && r + 4 <= end) {
-      v128.store(o, type == Q4_0 ? rows4Q4_0(w + <usize>r * rb, xq, xd, nIn, o) : rows4(type, w + <usize>r * rb, cb, cb << 2, x, xs, xq, xd, nIn, scratch, o));
+      v128.store(o, transposed(cb) ? rows4T(type, w + <usize>r * rb, xq, xd, nIn, o) : rows4(type, w + <usize>r * rb, cb, cb << 2, x, xs, xq, xd, nIn, scratch, o));
       r += 4;
-    } else if (type == Q4_0) {
-      // Q4_0 groups are transposed (interleave.ts): a row of a group cut by [r0, r1) takes its lane
-      // of the whole group's result (the same bits), a trailing row the one-row kernel
+    } else if (transposed(cb)) {
+      // Q4_0/Q8_0 groups are transposed (interleave.ts): a row of a group cut by [r0, r1) takes
+      // its lane of the whole group's result (the same bits), a trailing row the one-row kernel
       if (r < n4) {
-        v128.store(scratch, rows4Q4_0(w + <usize>(r & ~3) * rb, xq, xd, nIn, scratch));
+        v128.store(scratch, rows4T(type, w + <usize>(r & ~3) * rb, xq, xd, nIn, scratch));
         const g1 = min(r1, (r & ~3) + 4);
         for (; r < g1; r++) store<f32>(out + (<usize>r << 2), load<f32>(scratch + (<usize>(r & 3) << 2)));
       } else {
-        store<f32>(o, dotRowQ(Q4_0, w + <usize>r * rb, xq, xd, 0, nIn, o));
+        store<f32>(o, dotRowQ(type, w + <usize>r * rb, xq, xd, 0, nIn, o));
         r++;
       }
     } else if ((type == F16 || type == BF16) && r >= n4) {
@@ -239,11 +239,16 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
   return true;
 }
 
+/** The four rows of a transposed Q4_0 or Q8_0 group (interleave.ts). */
+// @ts-ignore: decorator
+@inline function rows4T(type: i32, w: usize, xq: usize, xd: usize, nIn: i32, fence: usize): v128 {
+  return type == Q4_0 ? rows4Q4_0(w, xq, xd, nIn, fence) : rows4Q8_0(w, xq, xd, nIn, fence);
+}
+
 // @ts-ignore: decorator
 @inline function rows4(type: i32, w: usize, rs: usize, cs: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, scratch: usize, fence: usize): v128 {
   if (type == Q4_K) return rows4Q4K(w, rs, cs, xq, xd, xs, nIn, scratch, fence);
   if (type == Q5_K) return rows4Q5K(w, rs, cs, xq, xd, xs, nIn, scratch, fence);
-  if (type == Q8_0) return rows4Q8_0(w, rs, cs, xq, xd, nIn, fence);
   if (type == F32) return rows4F32(w, rs, cs, x, nIn);
   if (type == BF16) return rows4BF16(w, rs, cs, x, nIn, fence);
   return rows4Half(w, rs, cs, xq, nIn, fence);

@@ -5,10 +5,10 @@
 // h0 h4 h1 h5 h2 h6 h3 h7, so 32-bit lane j holds h_j (low) and h_{j+4} (high) and the decode
 // kernel widens each with one instruction and a mask (rows4.ts rows4Half, rows4BF16) instead of a
 // load-and-extend plus a shift per four values. Every half keeps its encoding; only the order changes.
-// A grouped Q4_0 block is transposed as well (72 bytes: the four rows' f16 scales, then four
-// vectors whose 32-bit lane j holds quant bytes 4k..4k+3 of row j), so that the decode kernel
-// (rows4.ts rows4Q4_0) keeps each row in its own lane and loads the four scales at once. Every
-// scale and quant byte keeps its encoding.
+// A grouped Q4_0 or Q8_0 block is transposed as well (4·cb bytes: the four rows' f16 scales, then
+// vectors whose 32-bit lane j holds quant bytes 4k..4k+3 of row j: four for Q4_0, eight for Q8_0),
+// so that the decode kernels (rows4.ts rows4Q4_0, rows4Q8_0) keep each row in its own lane and
+// load the four scales at once. Every scale and quant byte keeps its encoding.
 import { BF16, F16, F32, Q4_0, Q4_K, Q5_K, Q8_0 } from './rows';
 
 /**
@@ -52,13 +52,13 @@ export function interleaveRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: u
   for (let g = 0; g + 4 <= nOut; g += 4) {
     const base = w + <usize>g * rb;
     memory.copy(tmp, base, rb << 2);
-    if (cb == Q4_0_BLOCK) {
+    if (transposed(cb)) {
       for (let c: usize = 0; c < nc; c++) {
-        const d = base + c * Q4_0_GROUP_BLOCK;
+        const d = base + (c << 2) * cb;
         for (let j: usize = 0; j < 4; j++) {
           const src = tmp + j * rb + c * cb;
           store<u16>(d + (j << 1), load<u16>(src));
-          for (let k: usize = 0; k < 4; k++) store<u32>(d + 8 + (k << 4) + (j << 2), load<u32>(src + 2 + (k << 2)));
+          for (let k: usize = 0; k < (cb - 2) >> 2; k++) store<u32>(d + 8 + (k << 4) + (j << 2), load<u32>(src + 2 + (k << 2)));
         }
       }
       continue;
@@ -90,11 +90,11 @@ export function interleaveRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: u
 export function gatherRow(dst: usize, group: usize, j: i32, rb: usize, cb: usize): void {
   const nc = rb / cb;
   const src = group + <usize>j * cb;
-  if (cb == Q4_0_BLOCK) {
+  if (transposed(cb)) {
     for (let c: usize = 0; c < nc; c++) {
-      const q = group + c * Q4_0_GROUP_BLOCK, d = dst + c * cb;
+      const q = group + (c << 2) * cb, d = dst + c * cb;
       store<u16>(d, load<u16>(q + (<usize>j << 1)));
-      v128.store(d, q4GroupQuants(q, j), 2);
+      for (let k: usize = 0; k < (cb - 2) >> 2; k++) store<u32>(d + 2 + (k << 2), load<u32>(q + 8 + (k << 4) + (<usize>j << 2)));
     }
     return;
   }
@@ -108,13 +108,19 @@ export function gatherRow(dst: usize, group: usize, j: i32, rb: usize, cb: usize
   for (let c: usize = 0; c < nc; c++) copyChunk(dst + c * cb, src + (c << 2) * cb, cb);
 }
 
-/** Bytes of a Q4_0 block, and of one block of a grouped (transposed) Q4_0 matrix: four rows'. */
-export const Q4_0_BLOCK: usize = 18, Q4_0_GROUP_BLOCK: usize = 72;
-
-/** Row j's 16 quant bytes (GGUF order) of the grouped Q4_0 block at q (see the file comment). */
+/** Whether groups of chunks of cb bytes are transposed block by block (Q4_0: 18, Q8_0: 34; see above). */
 // @ts-ignore: decorator
-@inline export function q4GroupQuants(q: usize, j: i32): v128 {
-  const p = q + 8 + (<usize>j << 2);
+@inline export function transposed(cb: usize): bool {
+  return cb == 18 || cb == 34;
+}
+
+/**
+ * Quant bytes 16h..16h + 15 of row j (GGUF order) of the transposed block at q (see above): lane k
+ * of the result is lane j of vector 4h + k.
+ */
+// @ts-ignore: decorator
+@inline export function groupQuants(q: usize, j: i32, h: usize): v128 {
+  const p = q + 8 + (h << 6) + (<usize>j << 2);
   let v = v128.load32_zero(p);
   v = v128.load32_lane(p + 16, v, 1);
   v = v128.load32_lane(p + 32, v, 2);

@@ -24,7 +24,7 @@
 import { half, halfK, madd } from './simd';
 import { Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, minK, scaleK } from './rows';
 import { QC } from './q8';
-import { Q4_0_GROUP_BLOCK, blockStride, q4GroupQuants, rowIn } from './interleave';
+import { blockStride, groupQuants, rowIn, transposed } from './interleave';
 
 const QUAD_I8: usize = 208, QUAD_I16: usize = 336;
 /** Where the per-token values sit in a quad block, in bytes before its end (see above). */
@@ -150,7 +150,7 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
 /**
  * Write the panel of one weight row to dst: nb blocks of 32 values, bs bytes apart from p (Q4_K:
  * bs is the 144-byte super-block, which holds eight of them). j ≥ 0: the row is row j of the
- * grouped Q4_0 blocks at p (interleave.ts), else p is the row's first block.
+ * transposed Q4_0 or Q8_0 group blocks at p (interleave.ts), else p is the row's first block.
  */
 // @ts-ignore: decorator
 @inline function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32, j: i32): void {
@@ -160,6 +160,13 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
     const d = dst + <usize>b * pb;
     if (type == Q8_0) {
       const q = p + <usize>b * bs;
+      if (j >= 0) {
+        const v0 = groupQuants(q, j, 0), v1 = groupQuants(q, j, 1);
+        splatStore(d, i16x8.extend_low_i8x16_s(v0)); splatStore(d + 64, i16x8.extend_high_i8x16_s(v0));
+        splatStore(d + 128, i16x8.extend_low_i8x16_s(v1)); splatStore(d + 192, i16x8.extend_high_i8x16_s(v1));
+        v128.store(d + pb - 16, f32x4.splat(half(load<u16>(q + (<usize>j << 1)))));
+        continue;
+      }
       splatStore(d, v128.load8x8_s(q, 2)); splatStore(d + 64, v128.load8x8_s(q, 10));
       splatStore(d + 128, v128.load8x8_s(q, 18)); splatStore(d + 192, v128.load8x8_s(q, 26));
       v128.store(d + pb - 16, f32x4.splat(half(load<u16>(q))));
@@ -194,7 +201,7 @@ export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, n
       v128.store(d + pb - 16, f32x4.splat(halfK(load<u16>(q, 2)) * <f32>minK(q + 4, j)));
     } else {
       const q = p + <usize>b * bs;
-      const v = j >= 0 ? q4GroupQuants(q, j) : v128.load(q, 2);
+      const v = j >= 0 ? groupQuants(q, j, 0) : v128.load(q, 2);
       lo = v128.and(v, m4);
       hi = v128.and(i16x8.shr_u(v, 4), m4);
       v128.store(d + pb - 16, f32x4.splat(half(load<u16>(q + (j >= 0 ? <usize>j << 1 : 0)))));
@@ -274,10 +281,10 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
   }
 }
 
-/** buildPanel of row r, wherever it is: in a grouped Q4_0 block, an interleaved group or GGUF order. */
+/** buildPanel of row r, wherever it is: in a transposed group block, an interleaved group or GGUF order. */
 // @ts-ignore: decorator
 @inline function panelOf(type: i32, dst: usize, w: usize, r: i32, rb: usize, cb: usize, n4: i32, plain: usize, nb: i32): void {
-  if (type == Q4_0 && r < n4) buildPanel(type, dst, w + <usize>(r & ~3) * rb, Q4_0_GROUP_BLOCK, nb, r & 3);
+  if (transposed(cb) && r < n4) buildPanel(type, dst, w + <usize>(r & ~3) * rb, cb << 2, nb, r & 3);
   else buildPanel(type, dst, rowIn(w, r, rb, cb, n4), blockStride(r, cb, n4, plain), nb, -1);
 }
 
