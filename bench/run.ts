@@ -5,10 +5,12 @@
  *   tokenizer   encode MB/s against Hugging Face tokenizers
  *   kernels     matrix-vector GFLOP/s and GB/s, JS vs WebAssembly
  *   attention   decode attention µs/token and cache GB/s, f32 and f16 KV caches
+ *   ab          this checkout against another one (--base DIR), end to end in one process
  * With no suite: generation, then compare.
  */
 const SUITES: Record<string, string> = {
   generation: './generation.js', compare: './compare.js', tokenizer: './tokenizer.js', kernels: './kernels.js', attention: './attention.js',
+  ab: './ab.js',
 };
 
 async function runSuite(name: string, args: string[]): Promise<number> {
