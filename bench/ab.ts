@@ -13,11 +13,13 @@ import { existsSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import type { Model } from '../src/model/model.js';
 import { ensureModel } from './compare.js';
 
 const REPO = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 
-interface Engine { label: string; forward(tokens: number[], cache: unknown, opts?: { reuseLogits?: boolean }): Float32Array; createCache(n: number): unknown; dispose?(): void }
+/** A model loaded through one checkout's sources (the other checkout's Model has the same shape). */
+type Engine = Model & { label: string; dispose?(): void };
 
 /** Load `path` through the sources of the checkout at `root`. */
 async function loadFrom(root: string, path: string, threads: number): Promise<Engine> {

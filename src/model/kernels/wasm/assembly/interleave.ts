@@ -89,7 +89,6 @@ export function interleaveRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: u
 /** Copy row j (0..3) of the interleaved group starting at `group` into dst in GGUF order. */
 export function gatherRow(dst: usize, group: usize, j: i32, rb: usize, cb: usize): void {
   const nc = rb / cb;
-  const src = group + <usize>j * cb;
   if (transposed(cb)) {
     for (let c: usize = 0; c < nc; c++) {
       const q = group + (c << 2) * cb, d = dst + c * cb;
@@ -98,6 +97,7 @@ export function gatherRow(dst: usize, group: usize, j: i32, rb: usize, cb: usize
     }
     return;
   }
+  const src = group + <usize>j * cb;
   if (cb == 32) {
     for (let c: usize = 0; c < nc; c++) {
       const s = src + (c << 2) * cb, d = dst + c * cb;

@@ -13,11 +13,12 @@
 // cs = chunk bytes (four copies of the same row; lane 0 is kept). Each lane's arithmetic depends
 // only on its own row, so a row's value is bit-identical in both uses, whatever the grouping or
 // thread split. Q4_0 and Q8_0 are the exceptions: their groups are also transposed inside each
-// block (see interleave.ts), so rows4Q4_0 and rows4Q8_0 read whole groups only. Results come back as one f32x4 (lane j = row j). The Q8_0/Q4_0 kernels add each
-// block's scaled sum with a fused multiply-add in the relaxed build (Q4_0 decode 10% faster on a
-// Zen 5 core: one instruction less per block and a shorter chain); their prefill (panel.ts) is
-// not tied to them bit for bit, only to the int8 error bound.
-import { halfK4, madd, reduce4, reduce4i16 } from './simd';
+// block (see interleave.ts), so rows4Q4_0 and rows4Q8_0 read whole groups only. Results come back
+// as one f32x4 (lane j = row j). The Q8_0/Q4_0 kernels add each block's scaled sum with a fused
+// multiply-add in the relaxed build (Q4_0 decode 10% faster on a Zen 5 core: one instruction less
+// per block and a shorter chain); their prefill (panel.ts) is not tied to them bit for bit, only
+// to the int8 error bound.
+import { half4Seq, halfK4, madd, reduce4, reduce4i16 } from './simd';
 import { QC, k45Quants, reduce4i16w, subK } from './q8';
 
 /** i16x8 / i8x16 / f32 constants (see q8.ts QC for why loop constants live in memory). */
@@ -176,8 +177,7 @@ export function rows4Q8_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize):
     x = v128.load64_splat(xp, 56);
     a = i32x4.add(a, i32x4.dot_i16x8_s(v128.load8x8_s(p, 120), x)); b = i32x4.add(b, i32x4.dot_i16x8_s(v128.load8x8_s(p, 128), x));
     const sums = i32x4.add(v128.shuffle<i32>(a, b, 0, 2, 4, 6), v128.shuffle<i32>(a, b, 1, 3, 5, 7));
-    // the four scales as f32 (exact, as half4At)
-    const dw = f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask), k);
+    const dw = half4Seq(p, mask, k);
     acc = madd(f32x4.convert_i32x4_s(sums), f32x4.mul(dw, v128.load32_splat(dp)), acc);
   }
   return acc;
@@ -230,8 +230,7 @@ export function rows4Q4_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize):
       }
       sums = i32x4.add(v128.shuffle<i32>(a, b, 0, 2, 4, 6), v128.shuffle<i32>(a, b, 1, 3, 5, 7));
     }
-    // the four scales as f32 (exact, as half4At)
-    const dw = f32x4.mul(v128.and(i32x4.shl(v128.load16x4_s(p), 13), mask), k);
+    const dw = half4Seq(p, mask, k);
     acc = madd(f32x4.convert_i32x4_s(sums), f32x4.mul(dw, v128.load32_splat(dp)), acc);
     m = madd(dw, v128.load32_splat(dp, 4), m);
   }

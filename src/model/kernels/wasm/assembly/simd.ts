@@ -186,7 +186,19 @@ const EXPC = memory.data<u32>([
   h = v128.load16_lane(p + stride, h, 1);
   h = v128.load16_lane(p + 2 * stride, h, 2);
   h = v128.load16_lane(p + 3 * stride, h, 3);
-  return f32x4.mul(v128.and(i32x4.shl(i32x4.extend_low_i16x8_s(h), 13), mask), k);
+  return widenHalf4(i32x4.extend_low_i16x8_s(h), mask, k);
+}
+
+/** half4At for four consecutive f16 at p (a transposed group's four scales, interleave.ts). */
+// @ts-ignore: decorator
+@inline export function half4Seq(p: usize, mask: v128, k: v128): v128 {
+  return widenHalf4(v128.load16x4_s(p), mask, k);
+}
+
+/** Four f16 sign-extended in i32 lanes → f32x4 (half4At's steps; mask and k as there). */
+// @ts-ignore: decorator
+@inline function widenHalf4(h: v128, mask: v128, k: v128): v128 {
+  return f32x4.mul(v128.and(i32x4.shl(h, 13), mask), k);
 }
 
 /**
