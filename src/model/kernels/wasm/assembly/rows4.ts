@@ -29,7 +29,7 @@ const C4 = memory.data<u16>([
   0, 0x7780, 0, 0x7780, 0, 0x7780, 0, 0x7780, // +48: 2^112 (f32)
   1, 1, 1, 1, 1, 1, 1, 1, // +64: i16 ones
   8192, 0, 8192, 0, 8192, 0, 8192, 0, // +80: i16 pairs (2^13, 0): the low half of each lane, shifted
-  0, 8192, 0, 8192, 0, 8192, 0, 8192, // +96: i16 pairs (0, 2^13): the high half
+  0, 0, 0, 0, 0, 0, 0, 0, // +96: (unused)
   0, 0xffff, 0, 0xffff, 0, 0xffff, 0, 0xffff, // +112: the high half of each lane (bf16)
   0x3f3f, 0x3f3f, 0x3f3f, 0x3f3f, 0x3f3f, 0x3f3f, 0x3f3f, 0x3f3f, // +128: bytes 0x3f (Q4_K 6-bit scales)
   0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, 0x0303, // +144: bytes 0x03
@@ -64,9 +64,9 @@ export function rows4F32(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128
 /**
  * Four f16 rows of n values (n a multiple of 16; a chunk is 16 halves, paired as interleave.ts
  * stores them: lane j of each 16 bytes holds halves j and j + 4) · x, with x pre-multiplied by
- * 2^112 (rows.ts scaleHalfX). i32x4.dot_i16x8_s against (2^13, 0) or (0, 2^13) sign-extends one
- * half of every lane and shifts it into f32 position in one instruction; the mask drops the
- * copies of the sign, and the 2^112 scale of x undoes the exponent offset exactly, so every
+ * 2^112 (rows.ts scaleHalfX). i32x4.dot_i16x8_s against (2^13, 0) sign-extends the low half of
+ * every lane and shifts it into f32 position in one instruction, an arithmetic shift right by 3
+ * does the same for the high half; the mask drops the copies of the sign, and the 2^112 scale of x undoes the exponent offset exactly, so every
  * product equals w·x. The steps per lane are those of rows4F32 (values 4k..4k+3 against x's
  * vector k, in order), and of the f16 prefill, which converts a group to f32 first.
  * (Load-and-extend, shift and mask per four values, as before, ran at 17.7 GB/s from cache on a
@@ -88,7 +88,7 @@ export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
 /** rows4Half (bf false) or rows4BF16 (bf true). */
 // @ts-ignore: decorator
 @inline function rows4Paired(bf: bool, w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
-  const mask = v128.load(C4 + (bf ? 112 : 32)), lo = v128.load(C4, 80), hi = v128.load(C4, 96);
+  const mask = v128.load(C4 + (bf ? 112 : 32)), lo = v128.load(C4, 80);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let i = 0, xo = x, p0 = w; i < n; i += 16, xo += 64, p0 += cs) {
     const p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
@@ -98,12 +98,12 @@ export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
     u = v128.load(xo, 0); v = v128.load(xo, 16);
     c0 = v128.load(p0); c1 = v128.load(p1); c2 = v128.load(p2); c3 = v128.load(p3);
     a0 = madd(pairLo(bf, c0, lo, mask), u, a0); a1 = madd(pairLo(bf, c1, lo, mask), u, a1); a2 = madd(pairLo(bf, c2, lo, mask), u, a2); a3 = madd(pairLo(bf, c3, lo, mask), u, a3);
-    a0 = madd(pairHi(bf, c0, hi, mask), v, a0); a1 = madd(pairHi(bf, c1, hi, mask), v, a1); a2 = madd(pairHi(bf, c2, hi, mask), v, a2); a3 = madd(pairHi(bf, c3, hi, mask), v, a3);
+    a0 = madd(pairHi(bf, c0, mask), v, a0); a1 = madd(pairHi(bf, c1, mask), v, a1); a2 = madd(pairHi(bf, c2, mask), v, a2); a3 = madd(pairHi(bf, c3, mask), v, a3);
     v128.store32_lane(fence, a0, 0); v128.store32_lane(fence, a1, 0); v128.store32_lane(fence, a2, 0); v128.store32_lane(fence, a3, 0);
     u = v128.load(xo, 32); v = v128.load(xo, 48);
     c0 = v128.load(p0, 16); c1 = v128.load(p1, 16); c2 = v128.load(p2, 16); c3 = v128.load(p3, 16);
     a0 = madd(pairLo(bf, c0, lo, mask), u, a0); a1 = madd(pairLo(bf, c1, lo, mask), u, a1); a2 = madd(pairLo(bf, c2, lo, mask), u, a2); a3 = madd(pairLo(bf, c3, lo, mask), u, a3);
-    a0 = madd(pairHi(bf, c0, hi, mask), v, a0); a1 = madd(pairHi(bf, c1, hi, mask), v, a1); a2 = madd(pairHi(bf, c2, hi, mask), v, a2); a3 = madd(pairHi(bf, c3, hi, mask), v, a3);
+    a0 = madd(pairHi(bf, c0, mask), v, a0); a1 = madd(pairHi(bf, c1, mask), v, a1); a2 = madd(pairHi(bf, c2, mask), v, a2); a3 = madd(pairHi(bf, c3, mask), v, a3);
   }
   return sums4(a0, a1, a2, a3);
 }
@@ -114,13 +114,18 @@ export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
   return bf ? i32x4.shl(v, 16) : halfLanes(v, lo, mask);
 }
 
-/** The high half of each lane: bf16 masked (mask = the lane's top half), f16 via halfLanes. */
+/**
+ * The high half of each lane: bf16 masked (mask = the lane's top half); f16 shifted right by 3
+ * with its sign copied into bits 28..31, then masked as halfLanes masks (the same bits as
+ * halfLanes with (0, 2^13), but a shift instead of a multiply: the multiply pipes also run the
+ * low halves and the fused multiply-adds; relaxed build +2%, SIMD128 +12% from cache).
+ */
 // @ts-ignore: decorator
-@inline function pairHi(bf: bool, v: v128, hi: v128, mask: v128): v128 {
-  return bf ? v128.and(v, mask) : halfLanes(v, hi, mask);
+@inline function pairHi(bf: bool, v: v128, mask: v128): v128 {
+  return bf ? v128.and(v, mask) : v128.and(i32x4.shr_s(v, 3), mask);
 }
 
-/** One half of each 32-bit lane of v (sel: C4 +80 low, +96 high) as f32 bits of w·2^−112. */
+/** The low half of each 32-bit lane of v (sel: C4 +80) as f32 bits of w·2^−112. */
 // @ts-ignore: decorator
 @inline function halfLanes(v: v128, sel: v128, mask: v128): v128 {
   return v128.and(i32x4.dot_i16x8_s(v, sel), mask);
@@ -133,10 +138,10 @@ export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
  */
 export function dequantGroupHalf(bf: bool, w: usize, y: usize, n: i32): void {
   // the decode kernels' conversions; f16 then takes its 2^112 back (exact)
-  const mask = v128.load(C4 + (bf ? 112 : 32)), lo = v128.load(C4, 80), hi = v128.load(C4, 96), k = v128.load(C4, 48);
+  const mask = v128.load(C4 + (bf ? 112 : 32)), lo = v128.load(C4, 80), k = v128.load(C4, 48);
   for (let i: usize = 0; i < <usize>n << 1; i += 16) {
     const v = v128.load(w + i), d = y + (i << 1);
-    const a = pairLo(bf, v, lo, mask), b = pairHi(bf, v, hi, mask);
+    const a = pairLo(bf, v, lo, mask), b = pairHi(bf, v, mask);
     v128.store(d, bf ? a : f32x4.mul(a, k));
     v128.store(d, bf ? b : f32x4.mul(b, k), 16);
   }
