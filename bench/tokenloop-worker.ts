@@ -6,7 +6,7 @@
  */
 import { openModelFile } from '../src/format/open.js';
 import { loadModel, type LoadModelOptions } from '../src/model/registry.js';
-import { modelAllocator } from '../src/model/kernels/wasm/select.js';
+import { modelOpenOptions } from '../src/model/kernels/wasm/select.js';
 import type { Model } from '../src/model/model.js';
 
 interface Input { modelPath: string; threads: number; tokens: number[]; decode: number; kvType?: 'f32' | 'f16' }
@@ -18,7 +18,7 @@ const print = (o: unknown) => process.stdout.write('@@RESULT@@' + JSON.stringify
  * multi-threaded backend); `threadsUsed` reports what the model says it uses (1 when it does not say).
  */
 function load(path: string, threads: number, kvType: 'f32' | 'f16', batchSize: number): { model: Model; threadsUsed: number } {
-  const file = openModelFile(path, { allocate: modelAllocator({ threads }) });
+  const file = openModelFile(path, modelOpenOptions({ threads }));
   const opts = { threads, kvType, batchSize } as LoadModelOptions & { threads: number };
   const model = loadModel(file, opts);
   const used = (model as unknown as { threads?: unknown }).threads;

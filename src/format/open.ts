@@ -5,6 +5,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { ModelFormatError } from '../errors.js';
 import { GGUF_MAGIC, parseGGUF } from './gguf.js';
 import { parseLlama2c } from './llama2c.js';
+import { PARALLEL_CHUNK, readParallel } from './parallel-read.js';
 import type { ModelFile } from './model-file.js';
 
 export interface OpenOptions {
@@ -13,6 +14,12 @@ export interface OpenOptions {
    * WebAssembly passes an allocator inside its memory so the weights are never copied again.
    */
   allocate?: (bytes: number) => Uint8Array;
+  /**
+   * Threads that read the file (default 1). With more, a file of at least two chunks read into
+   * shared memory (an `allocate` inside a shared WebAssembly memory) is read by that many threads
+   * side by side (parallel-read.ts): the page faults of a fresh memory are the cost of loading.
+   */
+  readers?: number;
 }
 
 /**
@@ -47,11 +54,15 @@ export function openForReading(path: string): { fd: number; size: number } {
  */
 const BOUNCE = 2 << 20;
 
-/** Read a whole file into one buffer (chunked reads, so files > 2 GiB work). */
-export function readWholeFile(path: string, allocate?: (n: number) => Uint8Array): Uint8Array {
+/** Read a whole file into one buffer (chunked reads, so files > 2 GiB work; `readers`: see OpenOptions). */
+export function readWholeFile(path: string, allocate?: (n: number) => Uint8Array, readers = 1): Uint8Array {
   const { fd, size } = openForReading(path);
   try {
     const buf = allocate ? allocate(size) : new Uint8Array(size);
+    if (readers > 1 && size >= 2 * PARALLEL_CHUNK && buf.buffer instanceof SharedArrayBuffer) {
+      readParallel(fd, path, buf, readers);
+      return buf;
+    }
     const bounce = allocate && size > BOUNCE ? new Uint8Array(BOUNCE) : null;
     let pos = 0;
     const CHUNK = bounce ? BOUNCE : 1 << 28;
@@ -71,7 +82,7 @@ export function readWholeFile(path: string, allocate?: (n: number) => Uint8Array
 /** Open a GGUF or llama2.c model file. */
 export function openModelFile(path: string, opts: OpenOptions = {}): ModelFile {
   const t0 = performance.now();
-  const buffer = readWholeFile(path, opts.allocate);
+  const buffer = readWholeFile(path, opts.allocate, opts.readers);
   if (buffer.byteLength === 0) throw new ModelFormatError(`${path}: file is empty`);
   const magic = buffer.byteLength >= 4 ? new DataView(buffer.buffer, buffer.byteOffset, 4).getUint32(0, true) : -1;
   if (magic === GGUF_MAGIC) {

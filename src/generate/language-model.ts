@@ -6,7 +6,7 @@ import { openModelFile } from '../format/open.js';
 import type { ModelFile } from '../format/model-file.js';
 import type { Model } from '../model/model.js';
 import { loadModel, type LoadModelOptions } from '../model/registry.js';
-import { modelAllocator } from '../model/kernels/wasm/select.js';
+import { modelOpenOptions } from '../model/kernels/wasm/select.js';
 import { loadTokenizer } from '../tokenizer/load.js';
 import type { Tokenizer } from '../tokenizer/tokenizer.js';
 
@@ -32,7 +32,7 @@ export function loadLanguageModel(opts: LoadLanguageModelOptions): LanguageModel
   const t0 = performance.now();
   const { model: path, tokenizer: tokenizerPath, ...modelOpts } = opts;
   // weights are read straight into the compute backend's memory (no second copy)
-  const file = openModelFile(path, { allocate: modelAllocator(modelOpts) });
+  const file = openModelFile(path, modelOpenOptions(modelOpts));
   const model = loadModel(file, modelOpts);
   const tokenizer = loadTokenizer(tokenizerPath === undefined ? { modelFile: file } : { modelFile: file, tokenizerPath });
   return { file, model, tokenizer, endOfGeneration: endOfGenerationIds(file, tokenizer), loadMs: performance.now() - t0 };

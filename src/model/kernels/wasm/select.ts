@@ -41,6 +41,15 @@ export function modelAllocator(opts: { backend?: string; threads?: number } = {}
 }
 
 /**
+ * openModelFile's options for this backend: modelAllocator's `allocate`, and with 'wasm' one
+ * reader per backend thread (the file's pages are faulted in side by side; see format/parallel-read.ts).
+ */
+export function modelOpenOptions(opts: { backend?: string; threads?: number } = {}): { allocate?: (bytes: number) => Uint8Array; readers: number } {
+  const allocate = modelAllocator(opts);
+  return allocate ? { allocate, readers: resolveThreads(opts.threads) } : { readers: 1 };
+}
+
+/**
  * The matmul to use. With 'wasm', weight types the wasm kernels lack fall back to the reference
  * kernel, so every computable type still works.
  */
