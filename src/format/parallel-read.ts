@@ -93,12 +93,19 @@ export function readParallel(fd: number, path: string, dst: Uint8Array, readers:
   }
   const bounce = new Uint8Array(Math.min(BOUNCE, size));
   const own = (c: number) => readRange(fd, path, dst, c * chunk, Math.min(size, (c + 1) * chunk), bounce);
-  while (callerReads) {
-    const c = Atomics.add(ctl, NEXT, 1);
-    if (c >= nChunks) break;
-    own(c);
-    Atomics.store(ctl, STATUS + c, READ);
-    Atomics.add(ctl, DONE, 1);
+  try {
+    while (callerReads) {
+      const c = Atomics.add(ctl, NEXT, 1);
+      if (c >= nChunks) break;
+      own(c);
+      Atomics.store(ctl, STATUS + c, READ);
+      Atomics.add(ctl, DONE, 1);
+    }
+  } catch (e) {
+    // the read fails (a short file): no worker may go on writing into memory the caller gives up
+    Atomics.store(ctl, NEXT, nChunks);
+    for (const w of workers) void w.terminate();
+    throw e;
   }
   // wait for the workers' chunks; read again any that one of them failed
   let done = Atomics.load(ctl, DONE), last = done, since = Date.now();
