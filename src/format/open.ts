@@ -1,11 +1,11 @@
 /**
  * Open a model file: read it once into memory and dispatch on its magic.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync } from 'node:fs';
 import { ModelFormatError } from '../errors.js';
 import { GGUF_MAGIC, parseGGUF } from './gguf.js';
 import { parseLlama2c } from './llama2c.js';
-import { PARALLEL_CHUNK, readParallel } from './parallel-read.js';
+import { BOUNCE, PARALLEL_CHUNK, readParallel, readRange } from './parallel-read.js';
 import type { ModelFile } from './model-file.js';
 
 export interface OpenOptions {
@@ -44,16 +44,6 @@ export function openForReading(path: string): { fd: number; size: number } {
   return { fd, size: st.size };
 }
 
-/**
- * Bytes per read when the destination comes from `allocate` (the kernels' memory): the file goes
- * through a buffer of this size and is copied in from JavaScript. Pages the kernel's read() filled
- * directly were slow on their first touch from user space on the measured VM (no fault counted,
- * about 6 µs per 4 KiB page: the first pass over a freshly read 98 MB matrix ran at 0.7 GB/s, a
- * second at 17), so interleaving a 110M F32 model at load took 610 ms; through this buffer the
- * same load is ~450 ms shorter, for one extra copy of 2 MiB at a time (no second copy of the file).
- */
-const BOUNCE = 2 << 20;
-
 /** Read a whole file into one buffer (chunked reads, so files > 2 GiB work; `readers`: see OpenOptions). */
 export function readWholeFile(path: string, allocate?: (n: number) => Uint8Array, readers = 1): Uint8Array {
   const { fd, size } = openForReading(path);
@@ -63,16 +53,8 @@ export function readWholeFile(path: string, allocate?: (n: number) => Uint8Array
       readParallel(fd, path, buf, readers);
       return buf;
     }
-    const bounce = allocate && size > BOUNCE ? new Uint8Array(BOUNCE) : null;
-    let pos = 0;
-    const CHUNK = bounce ? BOUNCE : 1 << 28;
-    while (pos < size) {
-      const want = Math.min(CHUNK, size - pos);
-      const n = bounce ? readSync(fd, bounce, 0, want, pos) : readSync(fd, buf, pos, want, pos);
-      if (n <= 0) throw new ModelFormatError(`${path}: unexpected end of file while reading`);
-      if (bounce) buf.set(bounce.subarray(0, n), pos);
-      pos += n;
-    }
+    // into the kernels' memory through a bounce buffer (parallel-read.ts BOUNCE says why)
+    readRange(fd, path, buf, 0, size, allocate && size > BOUNCE ? new Uint8Array(BOUNCE) : null);
     return buf;
   } finally {
     closeSync(fd);

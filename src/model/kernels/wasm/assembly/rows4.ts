@@ -66,8 +66,8 @@ export function rows4F32(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128
  * stores them: lane j of each 16 bytes holds halves j and j + 4) · x, with x pre-multiplied by
  * 2^112 (rows.ts scaleHalfX). i32x4.dot_i16x8_s against (2^13, 0) sign-extends the low half of
  * every lane and shifts it into f32 position in one instruction, an arithmetic shift right by 3
- * does the same for the high half; the mask drops the copies of the sign, and the 2^112 scale of x undoes the exponent offset exactly, so every
- * product equals w·x. The steps per lane are those of rows4F32 (values 4k..4k+3 against x's
+ * does the same for the high half; the mask drops the copies of the sign, and the 2^112 scale of
+ * x undoes the exponent offset exactly, so every product equals w·x. The steps per lane are those of rows4F32 (values 4k..4k+3 against x's
  * vector k, in order), and of the f16 prefill, which converts a group to f32 first.
  * (Load-and-extend, shift and mask per four values, as before, ran at 17.7 GB/s from cache on a
  * Zen 3 core, this at 21; 110M F16 decode 0.93× → 1.06× of llama.cpp.)
