@@ -230,9 +230,8 @@ export class TransformerModel implements Model {
           v.set(qkv.subarray(b + qDim + kvDim, b + n), t * kvDim);
         }
       } else {
-        this.mm(q, L.wq!, attnIn, E, qDim, nT); addBias(q, L.bq, qDim, nT);
-        this.mm(k, L.wk!, attnIn, E, kvDim, nT); addBias(k, L.bk, kvDim, nT);
-        this.mm(v, L.wv!, attnIn, E, kvDim, nT); addBias(v, L.bv, kvDim, nT);
+        this.mmShared([{ out: q, w: L.wq!, nOut: qDim }, { out: k, w: L.wk!, nOut: kvDim }, { out: v, w: L.wv!, nOut: kvDim }], attnIn, E, nT);
+        addBias(q, L.bq, qDim, nT); addBias(k, L.bk, kvDim, nT); addBias(v, L.bv, kvDim, nT);
       }
       if (L.qNorm && L.kNorm) {
         if (spec.qkNorm === 'head') {
@@ -281,8 +280,8 @@ export class TransformerModel implements Model {
           for (let i = 0; i < F; i++) gate[t * F + i] = act(up[b + i]!) * up[b + F + i]!;
         }
       } else if (L.ffnGate) {
-        this.mm(gate, L.ffnGate, ffnIn, E, F, nT); addBias(gate, L.bGate, F, nT);
-        this.mm(up, L.ffnUp, ffnIn, E, F, nT); addBias(up, L.bUp, F, nT);
+        this.mmShared([{ out: gate, w: L.ffnGate, nOut: F }, { out: up, w: L.ffnUp, nOut: F }], ffnIn, E, nT);
+        addBias(gate, L.bGate, F, nT); addBias(up, L.bUp, F, nT);
         if (this.wasm && act === silu) this.wasm.swiglu(gate, gate, up, nT * F);
         else for (let i = 0; i < nT * F; i++) gate[i] = act(gate[i]!) * up[i]!;
       } else {
@@ -317,6 +316,17 @@ export class TransformerModel implements Model {
     // managed: a larger request replaces the block, which returns to the heap once collected
     if (this.logitsBuf.length < n) this.logitsBuf = this.wasm ? this.wasm.heap.f32Managed(n) : new Float32Array(n);
     return this.logitsBuf.length === n ? this.logitsBuf : this.logitsBuf.subarray(0, n);
+  }
+
+  /**
+   * Products of one input with several weights. A decode step on the wasm backend runs them as one
+   * dispatch (WasmBackend.matmulMany: the same bits as one by one); a prefill's products last
+   * milliseconds each, so there the per-dispatch cost is nothing and they run one by one.
+   */
+  private mmShared(parts: readonly { out: Float32Array; w: Weight; nOut: number }[], x: Float32Array, nIn: number, nT: number): void {
+    const wasm = this.wasm;
+    if (wasm && nT === 1 && parts.every((p) => wasm.supports(p.w.type))) wasm.matmulMany(parts, x, nIn, nT);
+    else for (const p of parts) this.mm(p.out, p.w, x, nIn, p.nOut, nT);
   }
 
   /** x += y over n values (the residual stream), in wasm when the backend is. */

@@ -81,6 +81,15 @@ export class ThreadPool {
     this.dispatch(OP.MATMUL, [type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, 4, perThread);
   }
 
+  /**
+   * matmulSegments (see the wasm kernel): nOut rows over several weights sharing x, cut into
+   * chunks as one matrix (every segment but the last a multiple of four rows, so chunks stay whole groups).
+   */
+  matmulSegments(type: number, segs: number, nSeg: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number): void {
+    const perThread = nTok > 1 ? PREFILL_CHUNKS_PER_THREAD : CHUNKS_PER_THREAD;
+    this.dispatch(OP.MATMUL_SEGMENTS, [type, segs, nSeg, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, 4, perThread);
+  }
+
   /** Attention (see the wasm `attention`), its heads claimed in chunks by all threads. */
   attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number, kvHalf: number): void {
     this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf], nHead, 1, CHUNKS_PER_THREAD);

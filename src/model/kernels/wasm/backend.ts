@@ -61,6 +61,9 @@ const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_
  */
 const PARALLEL_MIN_MACS = 1 << 17;
 
+/** One product of matmulMany: out (nTokens × nOut) = x · wᵀ. */
+export interface MatmulPart { out: Float32Array; w: MatrixWeight; nOut: number }
+
 /** A weight matrix as the kernels see it (structurally the forward pass's `Weight`). */
 export interface MatrixWeight {
   type: GGMLType;
@@ -190,6 +193,59 @@ export class WasmBackend {
    * WASM_MATMUL_TYPES, kept in its file format and dequantized inside the kernel.
    */
   matmul(out: Float32Array, w: MatrixWeight, x: Float32Array, nIn: number, nOut: number, nTokens: number): void {
+    this.checkMatmul(out, w, x, nIn, nOut, nTokens);
+    const op = this.output(out, 'out', nOut * nTokens);
+    const a = this.matmulInputs(w, x, nIn, nTokens);
+    if (!a) return; // reserve(): the staging is all it wanted
+    if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
+      this.pool.matmul(a.typeFlags, op, a.wp, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
+    } else {
+      this.kernels.matmul(a.typeFlags, op, a.wp, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, 0, nOut, this.scratch.ptr);
+    }
+    this.finish(out, op, nOut * nTokens);
+  }
+
+  /**
+   * Several matmuls over the same input x (the query/key/value projections, gate and up): when
+   * the weights share a type and layout and every part but the last has a multiple of four rows,
+   * their rows are computed as one matrix in one dispatch (wasm matmulSegments): one wake-up and
+   * one barrier instead of one per part, and longer weight streams per thread. At two threads
+   * this took a 110M F32 layer's query/key/value products from 148 to 133 µs and gate/up from
+   * 243 to 230 µs. Results equal part-by-part matmul bit for bit; otherwise it does exactly that.
+   */
+  matmulMany(parts: readonly MatmulPart[], x: Float32Array, nIn: number, nTokens: number): void {
+    const first = parts[0];
+    if (!first) return;
+    for (const p of parts) this.checkMatmul(p.out, p.w, x, nIn, p.nOut, nTokens);
+    const il = this.interleaved.has(first.w.data);
+    const fusable = parts.length > 1 && parts.every((p, i) => p.w.type === first.w.type && this.interleaved.has(p.w.data) === il && (i === parts.length - 1 || p.nOut % 4 === 0));
+    if (!fusable) {
+      for (const p of parts) this.matmul(p.out, p.w, x, nIn, p.nOut, nTokens);
+      return;
+    }
+    const ops = parts.map((p, i) => this.output(p.out, `out${i}`, p.nOut * nTokens));
+    const segs = this.stage('segments', 12 * parts.length);
+    const a = this.matmulInputs(first.w, x, nIn, nTokens);
+    if (!a) return;
+    const wps = parts.map((p) => this.weightPtr(p.w.data)); // (may allocate: before the view below)
+    const table = new Int32Array(this.heap.memory.buffer, segs, 3 * parts.length);
+    let nOut = 0;
+    parts.forEach((p, i) => {
+      table[3 * i] = wps[i]!;
+      table[3 * i + 1] = ops[i]!;
+      table[3 * i + 2] = p.nOut;
+      nOut += p.nOut;
+    });
+    if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
+      this.pool.matmulSegments(a.typeFlags, segs, parts.length, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
+    } else {
+      this.kernels.matmulSegments(a.typeFlags, segs, parts.length, a.xp, a.xs, a.xq, a.xd, nIn, nTokens, 0, nOut, this.scratch.ptr);
+    }
+    parts.forEach((p, i) => this.finish(p.out, ops[i]!, p.nOut * nTokens));
+  }
+
+  /** matmul's argument checks; interleaves a weight that was waiting for its first use. */
+  private checkMatmul(out: Float32Array, w: MatrixWeight, x: Float32Array, nIn: number, nOut: number, nTokens: number): void {
     if (!WASM_MATMUL_TYPES.has(w.type)) throw new UnsupportedError(`wasm backend: no matmul kernel for ${typeName(w.type)}${w.name ? ` (tensor ${w.name})` : ''}`);
     const { blockElems } = blockLayout(w.type);
     if (nIn % blockElems !== 0) throw new InvalidOptionError(`wasm backend: ${typeName(w.type)} rows need a multiple of ${blockElems} values, got ${nIn}`);
@@ -198,10 +254,18 @@ export class WasmBackend {
     if (x.length < nIn * nTokens || out.length < nOut * nTokens) throw new InvalidOptionError('wasm backend: matmul x/out arrays are too short');
     const later = this.pending.get(w.data);
     if (later) { this.pending.delete(w.data); this.interleave(later); }
+  }
+
+  /**
+   * What the matmul kernel needs besides the output, for weights like w (its type and layout):
+   * the input's pointer and its per-type preparation (block sums, int8 quantization, f16 scaling),
+   * and the scratch it will use. null inside reserve(), after sizing the staging.
+   */
+  private matmulInputs(w: MatrixWeight, x: Float32Array, nIn: number, nTokens: number): { typeFlags: number; wp: number; xp: number; xs: number; xq: number; xd: number } | null {
     const wp = this.weightPtr(w.data);
     const il = this.interleaved.has(w.data);
+    const rb = this.kernels.rowBytes(w.type, nIn);
     const xp = this.input(x, 'x', nIn * nTokens);
-    const op = this.output(out, 'out', nOut * nTokens);
     let xs = 0;
     const wantQuads = this.int8 && nTokens >= QUAD_MIN_TOKENS && this.kernels.hasQuads(w.type) === 1;
     if (NEEDS_SUMS.has(w.type) && !wantQuads) {
@@ -226,14 +290,8 @@ export class WasmBackend {
     // interleaved rows read outside the decode kernels are copied to GGUF order after the f32 row;
     // f16 prefill converts a whole group (four rows) to f32 first
     if (il) this.ensureScratch(Math.max(nIn * 4 + rb, nIn * 16));
-    if (this.dry) return; // reserve(): the staging above is all it wanted
-    const typeFlags = (il ? w.type | INTERLEAVED_FLAG : w.type) | quads;
-    if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
-      this.pool.matmul(typeFlags, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
-    } else {
-      this.kernels.matmul(typeFlags, op, wp, xp, xs, xq, xd, nIn, nOut, nTokens, 0, nOut, this.scratch.ptr);
-    }
-    this.finish(out, op, nOut * nTokens);
+    if (this.dry) return null;
+    return { typeFlags: (il ? w.type | INTERLEAVED_FLAG : w.type) | quads, wp, xp, xs, xq, xd };
   }
 
   /** out[oOff..] = RMSNorm(x[xOff..]; w) over n values (w null: no scale). In-place safe. */

@@ -37,6 +37,8 @@ export interface KernelExports {
   /** Copy row j (0..3) of the interleaved group at `group` to dst in GGUF order. */
   gatherRow(dst: number, group: number, j: number, rb: number, cb: number): void;
   matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, r0: number, r1: number, scratch: number): void;
+  /** matmul over nSeg weights sharing x as one matrix (segs: nSeg × i32 [w, out, rows]); rows [r0, r1) of the concatenation. */
+  matmulSegments(type: number, segs: number, nSeg: number, x: number, xs: number, xq: number, xd: number, nIn: number, nTok: number, r0: number, r1: number, scratch: number): void;
   quantizeBlocks(xq: number, xd: number, x: number, nBlocks: number): void;
   /** 1 when prefill of `type` runs over quads (four tokens interleaved; wasm/assembly/panel.ts). */
   hasQuads(type: number): number;

@@ -15,6 +15,22 @@ export { chunkBytes, interleaveRows, gatherRow } from './interleave';
 export { hasQuads, packQuads, quadBytes, quadScratchBytes } from './panel';
 export { poolWork, poolWorker } from './pool';
 
+/**
+ * matmul over several weights that share the input x, as if their rows were one matrix: rows
+ * [r0, r1) of the concatenation, segment i being the 12 bytes at segs + 12·i (i32 weight pointer,
+ * i32 output pointer, i32 row count). One dispatch for the query/key/value or gate/up products of a
+ * decode step instead of one each: each op costs a wake-up, a barrier and a restart of every
+ * thread's weight stream. Each row is computed by matmul's own code, so the bits equal separate calls.
+ */
+export function matmulSegments(typeFlags: i32, segs: usize, nSeg: i32, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
+  for (let i = 0, base = 0; i < nSeg && base < r1; i++) {
+    const s = segs + <usize>i * 12, n = load<i32>(s, 8);
+    const lo = max(r0, base), hi = min(r1, base + n);
+    if (lo < hi) matmul(typeFlags, <usize>load<i32>(s, 4), <usize>load<i32>(s), x, xs, xq, xd, nIn, n, nTok, lo - base, hi - base, scratch);
+    base += n;
+  }
+}
+
 /** Flag or-ed into matmul's `type`: the weight's row groups are interleaved (rows4.ts). */
 const INTERLEAVED: i32 = 0x100;
 /** Flag or-ed into matmul's `type`: xq holds quads (panel.ts packQuads), xd is unused. */

@@ -9,7 +9,7 @@
 // Control block at `ctrl` (i32 slots): GEN (bumped per op), FIN (chunks finished), OP, ERR,
 // NEXT (generation tag << 16 | next unclaimed chunk), NCHUNK; f64 arguments from ctrl + 64 (the
 // last one: the chunk size); from ctrl + 192, one i32 per thread: the generation it last took up.
-import { matmul } from './index';
+import { matmul, matmulSegments } from './index';
 import { attention } from './attention';
 import { swiglu } from './ops';
 import { quantizeBlocks, quantizeBlocksI8 } from './q8';
@@ -17,7 +17,7 @@ import { quantizeBlocks, quantizeBlocksI8 } from './q8';
 const GEN: usize = 0, FIN: usize = 4, OP: usize = 8, NEXT: usize = 16, NCHUNK: usize = 20;
 const ARGS: usize = 64, SIZE_ARG: usize = 15, SEEN: usize = 192;
 const TAG_MASK: i32 = 0x7fff;
-const OP_QUIT = 0, OP_MATMUL = 1, OP_ATTENTION = 2, OP_SWIGLU = 3, OP_QUANTIZE = 4;
+const OP_QUIT = 0, OP_MATMUL = 1, OP_ATTENTION = 2, OP_SWIGLU = 3, OP_QUANTIZE = 4, OP_MATMUL_SEGMENTS = 5;
 
 // @ts-ignore: decorator
 @inline function arg(ctrl: usize, i: usize): f64 {
@@ -32,6 +32,10 @@ function runChunk(ctrl: usize, op: i32, c: i32, index: i32): void {
     const nOut = <i32>arg(ctrl, 8);
     matmul(<i32>arg(ctrl, 0), <usize>arg(ctrl, 1), <usize>arg(ctrl, 2), <usize>arg(ctrl, 3), <usize>arg(ctrl, 4),
       <usize>arg(ctrl, 5), <usize>arg(ctrl, 6), <i32>arg(ctrl, 7), nOut, <i32>arg(ctrl, 9), lo, min(nOut, lo + size),
+      <usize>(arg(ctrl, 10) + <f64>index * arg(ctrl, 11)));
+  } else if (op == OP_MATMUL_SEGMENTS) {
+    matmulSegments(<i32>arg(ctrl, 0), <usize>arg(ctrl, 1), <i32>arg(ctrl, 2), <usize>arg(ctrl, 3), <usize>arg(ctrl, 4),
+      <usize>arg(ctrl, 5), <usize>arg(ctrl, 6), <i32>arg(ctrl, 7), <i32>arg(ctrl, 9), lo, min(<i32>arg(ctrl, 8), lo + size),
       <usize>(arg(ctrl, 10) + <f64>index * arg(ctrl, 11)));
   } else if (op == OP_ATTENTION) {
     const nHead = <i32>arg(ctrl, 6);
