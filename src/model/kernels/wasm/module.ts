@@ -72,6 +72,8 @@ export interface KernelExports {
   storeKV(dst: number, src: number, nTok: number, heads: number, headDim: number, pos0: number, half: number, keys: number): void;
   /** dst (u16) = f16 bits of n f32 at src, round to nearest even (the f16 KV cache write). */
   storeHalf(dst: number, src: number, n: number): void;
+  /** Thread pool (assembly/pool.ts): publish an op whose arguments are written, its chunks dealt out to nThreads threads. */
+  poolPublish(ctrl: number, op: number, nChunks: number, nThreads: number): void;
   /** Thread pool (assembly/pool.ts): the calling thread claims and runs chunks of the op just published at ctrl, then spins up to `spin` reads; returns the chunks finished. */
   poolWork(ctrl: number, spin: number): number;
   /** Thread pool: a worker's loop over the ops published at ctrl; returns when told to quit. */

@@ -13,7 +13,7 @@ export { rmsnorm, rmsnormRows, softmax, swiglu, gelu, rope, ropeRows, add } from
 export { attention, storeHalf, storeKV } from './attention';
 export { chunkBytes, interleaveRows, gatherRow } from './interleave';
 export { hasQuads, packQuads, quadBytes, quadScratchBytes } from './panel';
-export { poolWork, poolWorker } from './pool';
+export { poolPublish, poolWork, poolWorker } from './pool';
 
 /**
  * matmul over several weights that share the input x, as if their rows were one matrix: rows

@@ -7,16 +7,24 @@
 // compiled once, before it runs.
 //
 // Control block at `ctrl` (i32 slots): GEN (bumped per op), FIN (chunks finished), OP, ERR,
-// NEXT (generation tag << 16 | next unclaimed chunk), NCHUNK; f64 arguments from ctrl + 64 (the
-// last one: the chunk size); from ctrl + 192, one i32 per thread: the generation it last took up.
+// NTHREADS, NCHUNK; f64 arguments from ctrl + 64 (the last one: the chunk size); from ctrl + 192,
+// one i32 per thread: the generation it last took up; from ctrl + RANGES, one 64-byte line per
+// thread holding its range of chunks as one i64: tag (15 bits) << 48 | end << 24 | next.
+//
+// Each op's chunks are dealt out in contiguous ranges, one per thread. A thread runs its own
+// range front to back (one unbroken stream of weights, as with one chunk per thread), then takes
+// chunks from the back of another thread's range until none is left. A thread that starts late
+// (a worker the OS has not scheduled yet) thus costs only the chunks it has not run: the others
+// take them from the far end, and it takes the rest when it arrives.
 import { matmul, matmulSegments } from './index';
 import { attention } from './attention';
 import { swiglu } from './ops';
 import { quantizeBlocks, quantizeBlocksI8 } from './q8';
 
-const GEN: usize = 0, FIN: usize = 4, OP: usize = 8, NEXT: usize = 16, NCHUNK: usize = 20;
-const ARGS: usize = 64, SIZE_ARG: usize = 15, SEEN: usize = 192;
+const GEN: usize = 0, FIN: usize = 4, OP: usize = 8, NTHREADS: usize = 16, NCHUNK: usize = 20;
+const ARGS: usize = 64, SIZE_ARG: usize = 15, SEEN: usize = 192, RANGES: usize = 4096;
 const TAG_MASK: i32 = 0x7fff;
+const FIELD: u64 = 0xffffff;
 const OP_QUIT = 0, OP_MATMUL = 1, OP_ATTENTION = 2, OP_SWIGLU = 3, OP_QUANTIZE = 4, OP_MATMUL_SEGMENTS = 5;
 
 // @ts-ignore: decorator
@@ -53,18 +61,58 @@ function runChunk(ctrl: usize, op: i32, c: i32, index: i32): void {
   }
 }
 
+// @ts-ignore: decorator
+@inline function rangeAt(ctrl: usize, t: i32): usize {
+  return ctrl + RANGES + (<usize>t << 6);
+}
+
 /**
- * Claim and run chunks of generation `gen`'s op until none is left (a newer op started, or all
- * are claimed); each finished chunk adds one to FIN, the last one wakes a waiting caller.
+ * Publish an op whose arguments are in place: FIN = 0, chunks [0, nChunks) dealt out to the
+ * nThreads threads' ranges, then the new generation (which makes it all visible) and a wake-up.
+ */
+export function poolPublish(ctrl: usize, op: i32, nChunks: i32, nThreads: i32): void {
+  const gen = atomic.load<i32>(ctrl + GEN) + 1;
+  const tag = <u64>(gen & TAG_MASK) << 48;
+  atomic.store<i32>(ctrl + FIN, 0);
+  atomic.store<i32>(ctrl + OP, op);
+  atomic.store<i32>(ctrl + NCHUNK, nChunks);
+  atomic.store<i32>(ctrl + NTHREADS, nThreads);
+  for (let t = 0; t < nThreads; t++) {
+    const lo = <u64>(<i64>nChunks * t / nThreads), hi = <u64>(<i64>nChunks * (t + 1) / nThreads);
+    atomic.store<u64>(rangeAt(ctrl, t), tag | hi << 24 | lo);
+  }
+  atomic.store<i32>(ctrl + GEN, gen);
+  atomic.notify(ctrl + GEN, nThreads);
+}
+
+/**
+ * Claim and run chunks of generation `gen`'s op until none is left (or a newer op started): the
+ * next chunk of this thread's own range, else the last chunk of the first other range that has
+ * one. Each finished chunk adds one to FIN, the last one wakes a waiting caller.
  */
 function claimChunks(ctrl: usize, gen: i32, index: i32): void {
-  const tag = gen & TAG_MASK, op = atomic.load<i32>(ctrl + OP);
+  const tag = <u64>(gen & TAG_MASK), op = atomic.load<i32>(ctrl + OP), n = atomic.load<i32>(ctrl + NCHUNK);
+  const nThreads = atomic.load<i32>(ctrl + NTHREADS);
+  const own = rangeAt(ctrl, index);
   for (;;) {
-    const v = atomic.load<i32>(ctrl + NEXT);
-    if ((v >>> 16) != tag) return;
-    const c = v & 0xffff, n = atomic.load<i32>(ctrl + NCHUNK);
-    if (c >= n) return;
-    if (atomic.cmpxchg<i32>(ctrl + NEXT, v, v + 1) != v) continue;
+    let c: i32 = -1;
+    const v = atomic.load<u64>(own);
+    if (v >>> 48 != tag) return;
+    const next = v & FIELD, end = (v >>> 24) & FIELD;
+    if (next < end) {
+      if (atomic.cmpxchg<u64>(own, v, v + 1) != v) continue;
+      c = <i32>next;
+    } else {
+      for (let k = 1; k < nThreads && c < 0; k++) {
+        const r = rangeAt(ctrl, (index + k) % nThreads);
+        const w = atomic.load<u64>(r);
+        if (w >>> 48 != tag) return;
+        const wn = w & FIELD, we = (w >>> 24) & FIELD;
+        if (wn < we && atomic.cmpxchg<u64>(r, w, w - (<u64>1 << 24)) == w) c = <i32>(we - 1);
+        else if (wn < we) k--; // lost a race on this range: look at it again
+      }
+      if (c < 0) return;
+    }
     runChunk(ctrl, op, c, index);
     if (atomic.add<i32>(ctrl + FIN, 1) + 1 == n) atomic.notify(ctrl + FIN, 1);
   }
