@@ -1,6 +1,8 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CTRL, OP, ctrlBytes } from '../../src/model/kernels/threads/protocol.ts';
+import { ThreadPool } from '../../src/model/kernels/threads/pool.ts';
+import { kernelModule } from '../../src/model/kernels/wasm/module.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
 import { createRng, randF32 } from './fixtures.ts';
 
@@ -37,5 +39,31 @@ test('a thread that finishes its range takes the chunks of threads that never st
       assert.equal(Number(v >> 48n), round + 1, `range ${t}: tag`);
       assert.equal(Number(v & 0xffffffn), Number((v >> 24n) & 0xffffffn), `range ${t}: next = end`);
     }
+  }
+});
+
+test('four threads (more than this machine may have) compute a matmul and SwiGLU exactly as one thread', async () => {
+  const k = be.kernels;
+  const pool = new ThreadPool(kernelModule(be.variant), be.heap.memory, k, 4, be.heap.alloc(ctrlBytes(4)));
+  try {
+    const rng = createRng(11);
+    const nIn = 64, nOut = 4 * 53; // 53 four-row groups over 4 threads × 4 chunks: uneven ranges
+    const w = be.heap.f32(nIn * nOut), x = be.heap.f32(nIn), a = be.heap.f32(nOut), b = be.heap.f32(nOut);
+    w.set(randF32(rng, nIn * nOut)); x.set(randF32(rng, nIn));
+    const scratch = be.heap.alloc(4 * 65536);
+    k.matmul(0, a.byteOffset, w.byteOffset, x.byteOffset, 0, 0, 0, nIn, nOut, 1, 0, nOut, scratch);
+    const n = 16 * 41;
+    const gate = be.heap.f32(n), up = be.heap.f32(n), want = be.heap.f32(n), got = be.heap.f32(n);
+    gate.set(randF32(rng, n, 4)); up.set(randF32(rng, n));
+    k.swiglu(want.byteOffset, gate.byteOffset, up.byteOffset, n);
+    for (let round = 0; round < 20; round++) {
+      b.fill(NaN); got.fill(NaN);
+      pool.matmul(0, b.byteOffset, w.byteOffset, x.byteOffset, 0, 0, 0, nIn, nOut, 1, scratch, 65536);
+      pool.swiglu(got.byteOffset, gate.byteOffset, up.byteOffset, n);
+      assert.deepEqual(b, a, `round ${round}: matmul`);
+      assert.deepEqual(got, want, `round ${round}: swiglu`);
+    }
+  } finally {
+    await pool.close();
   }
 });
