@@ -193,9 +193,9 @@ export class WasmBackend {
    * WASM_MATMUL_TYPES, kept in its file format and dequantized inside the kernel.
    */
   matmul(out: Float32Array, w: MatrixWeight, x: Float32Array, nIn: number, nOut: number, nTokens: number): void {
-    this.checkMatmul(out, w, x, nIn, nOut, nTokens);
+    const rb = this.checkMatmul(out, w, x, nIn, nOut, nTokens);
     const op = this.output(out, 'out', nOut * nTokens);
-    const a = this.matmulInputs(w, x, nIn, nTokens);
+    const a = this.matmulInputs(w, x, nIn, nTokens, rb);
     if (!a) return; // reserve(): the staging is all it wanted
     if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
       this.pool.matmul(a.typeFlags, op, a.wp, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
@@ -216,7 +216,8 @@ export class WasmBackend {
   matmulMany(parts: readonly MatmulPart[], x: Float32Array, nIn: number, nTokens: number): void {
     const first = parts[0];
     if (!first) return;
-    for (const p of parts) this.checkMatmul(p.out, p.w, x, nIn, p.nOut, nTokens);
+    const rb = this.checkMatmul(first.out, first.w, x, nIn, first.nOut, nTokens);
+    for (const p of parts.slice(1)) this.checkMatmul(p.out, p.w, x, nIn, p.nOut, nTokens);
     const il = this.interleaved.has(first.w.data);
     const fusable = parts.length > 1 && parts.every((p, i) => p.w.type === first.w.type && this.interleaved.has(p.w.data) === il && (i === parts.length - 1 || p.nOut % 4 === 0));
     if (!fusable) {
@@ -225,7 +226,7 @@ export class WasmBackend {
     }
     const ops = parts.map((p, i) => this.output(p.out, `out${i}`, p.nOut * nTokens));
     const segs = this.stage('segments', 12 * parts.length);
-    const a = this.matmulInputs(first.w, x, nIn, nTokens);
+    const a = this.matmulInputs(first.w, x, nIn, nTokens, rb); // rb: every part has first's type and nIn
     if (!a) return;
     const wps = parts.map((p) => this.weightPtr(p.w.data)); // (may allocate: before the view below)
     const table = new Int32Array(this.heap.memory.buffer, segs, 3 * parts.length);
@@ -244,8 +245,11 @@ export class WasmBackend {
     parts.forEach((p, i) => this.finish(p.out, ops[i]!, p.nOut * nTokens));
   }
 
-  /** matmul's argument checks; interleaves a weight that was waiting for its first use. */
-  private checkMatmul(out: Float32Array, w: MatrixWeight, x: Float32Array, nIn: number, nOut: number, nTokens: number): void {
+  /**
+   * matmul's argument checks; interleaves a weight that was waiting for its first use. Returns the
+   * weight's row bytes.
+   */
+  private checkMatmul(out: Float32Array, w: MatrixWeight, x: Float32Array, nIn: number, nOut: number, nTokens: number): number {
     if (!WASM_MATMUL_TYPES.has(w.type)) throw new UnsupportedError(`wasm backend: no matmul kernel for ${typeName(w.type)}${w.name ? ` (tensor ${w.name})` : ''}`);
     const { blockElems } = blockLayout(w.type);
     if (nIn % blockElems !== 0) throw new InvalidOptionError(`wasm backend: ${typeName(w.type)} rows need a multiple of ${blockElems} values, got ${nIn}`);
@@ -254,17 +258,18 @@ export class WasmBackend {
     if (x.length < nIn * nTokens || out.length < nOut * nTokens) throw new InvalidOptionError('wasm backend: matmul x/out arrays are too short');
     const later = this.pending.get(w.data);
     if (later) { this.pending.delete(w.data); this.interleave(later); }
+    return rb;
   }
 
   /**
    * What the matmul kernel needs besides the output, for weights like w (its type and layout):
    * the input's pointer and its per-type preparation (block sums, int8 quantization, f16 scaling),
-   * and the scratch it will use. null inside reserve(), after sizing the staging.
+   * and the scratch it will use (rb: w's row bytes, from checkMatmul). null inside reserve(), after
+   * sizing the staging.
    */
-  private matmulInputs(w: MatrixWeight, x: Float32Array, nIn: number, nTokens: number): { typeFlags: number; wp: number; xp: number; xs: number; xq: number; xd: number } | null {
+  private matmulInputs(w: MatrixWeight, x: Float32Array, nIn: number, nTokens: number, rb: number): { typeFlags: number; wp: number; xp: number; xs: number; xq: number; xd: number } | null {
     const wp = this.weightPtr(w.data);
     const il = this.interleaved.has(w.data);
-    const rb = this.kernels.rowBytes(w.type, nIn);
     const xp = this.input(x, 'x', nIn * nTokens);
     let xs = 0;
     const wantQuads = this.int8 && nTokens >= QUAD_MIN_TOKENS && this.kernels.hasQuads(w.type) === 1;
