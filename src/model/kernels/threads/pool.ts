@@ -81,21 +81,24 @@ export class ThreadPool {
   }
 
   /** A matmul (see the wasm `matmul`), its rows claimed in chunks by all threads. */
-  matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number): void {
-    this.dispatchRows(OP.MATMUL, [type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, nTok);
+  matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number, align = 4): void {
+    this.dispatchRows(OP.MATMUL, [type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, nTok, align);
   }
 
   /**
    * matmulSegments (see the wasm kernel): nOut rows over several weights sharing x, cut into
    * chunks as one matrix (every segment but the last a multiple of four rows, so chunks stay whole groups).
    */
-  matmulSegments(type: number, segs: number, nSeg: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number): void {
-    this.dispatchRows(OP.MATMUL_SEGMENTS, [type, segs, nSeg, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, nTok);
+  matmulSegments(type: number, segs: number, nSeg: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number, align = 4): void {
+    this.dispatchRows(OP.MATMUL_SEGMENTS, [type, segs, nSeg, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, nTok, align);
   }
 
-  /** A matmul-like op over nOut rows: chunks of whole four-row groups (the interleaved layout's unit, see wasm/assembly/rows4.ts). */
-  private dispatchRows(op: number, args: number[], nOut: number, nTok: number): void {
-    this.dispatch(op, args, nOut, 4, nTok > 1 ? PREFILL_CHUNKS_PER_THREAD : DECODE_CHUNKS_PER_THREAD);
+  /**
+   * A matmul-like op over nOut rows: chunks of whole `align`-row units (four-row groups, the
+   * interleaved layout's unit, see wasm/assembly/rows4.ts; 32-row bands of a wide f32 weight).
+   */
+  private dispatchRows(op: number, args: number[], nOut: number, nTok: number, align: number): void {
+    this.dispatch(op, args, nOut, align, nTok > 1 ? PREFILL_CHUNKS_PER_THREAD : DECODE_CHUNKS_PER_THREAD);
   }
 
   /** Attention (see the wasm `attention`), its heads claimed in chunks by all threads. */

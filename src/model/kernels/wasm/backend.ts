@@ -145,7 +145,7 @@ export class WasmBackend {
     const cb = this.kernels.chunkBytes(w.type, nIn);
     const rb = this.kernels.rowBytes(w.type, nIn);
     if (cb === 0 || w.data.byteLength < rb * nOut) return false;
-    this.kernels.interleaveRows(this.weightPtr(w.data), rb, cb, nOut, this.stage('interleave', 4 * rb));
+    this.kernels.interleaveRows(this.weightPtr(w.data), rb, cb, nOut, this.stage('interleave', this.kernels.interleaveTmpBytes(rb, cb, nOut)));
     this.interleaved.add(w.data);
     return true;
   }
@@ -164,7 +164,7 @@ export class WasmBackend {
     let src = p + row * rb;
     if (row < (nOut & ~3)) {
       src = this.stage('row.gguf', rb);
-      this.kernels.gatherRow(src, p + (row & ~3) * rb, row & 3, rb, cb);
+      this.kernels.gatherRowAt(src, p, row, rb, cb, nIn, nOut, this.stage('row.group', 4 * rb));
     }
     const y = this.stage('row.f32', nIn * 4);
     this.kernels.dequantRow(w.type, src, y, nIn);
@@ -198,7 +198,7 @@ export class WasmBackend {
     const a = this.matmulInputs(w, x, nIn, nTokens, rb);
     if (!a) return; // reserve(): the staging is all it wanted
     if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
-      this.pool.matmul(a.typeFlags, op, a.wp, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
+      this.pool.matmul(a.typeFlags, op, a.wp, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride, this.rowAlign(w, nIn, nOut, nTokens));
     } else {
       this.kernels.matmul(a.typeFlags, op, a.wp, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, 0, nOut, this.scratch.ptr);
     }
@@ -238,11 +238,21 @@ export class WasmBackend {
       nOut += p.nOut;
     });
     if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
-      this.pool.matmulSegments(a.typeFlags, segs, parts.length, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride);
+      this.pool.matmulSegments(a.typeFlags, segs, parts.length, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride, this.rowAlign(first.w, nIn, nOut, nTokens));
     } else {
       this.kernels.matmulSegments(a.typeFlags, segs, parts.length, a.xp, a.xs, a.xq, a.xd, nIn, nTokens, 0, nOut, this.scratch.ptr);
     }
     parts.forEach((p, i) => this.finish(p.out, ops[i]!, p.nOut * nTokens));
+  }
+
+  /**
+   * Rows per unit of a pooled matmul's chunks: whole bands (32 rows) for a one-token product with
+   * a banded weight (wide f32, wasm assembly/interleave.ts), so each thread streams whole bands;
+   * else whole four-row groups.
+   */
+  private rowAlign(w: MatrixWeight, nIn: number, nOut: number, nTokens: number): number {
+    if (nTokens !== 1 || !this.interleaved.has(w.data)) return 4;
+    return this.kernels.bandRows(this.kernels.chunkBytes(w.type, nIn), nIn, nOut) > 0 ? 32 : 4;
   }
 
   /**
@@ -292,9 +302,10 @@ export class WasmBackend {
       xq = this.stage('xq', nIn * 4);
       if (!this.dry && !this.kernels.scaleHalfX(xq, xp, nIn)) xq = 0;
     } else if (nTokens > 1) this.ensureScratch(nIn * 4);
-    // interleaved rows read outside the decode kernels are copied to GGUF order after the f32 row;
-    // f16 prefill converts a whole group (four rows) to f32 first
-    if (il) this.ensureScratch(Math.max(nIn * 4 + rb, nIn * 16));
+    // interleaved rows read outside the decode kernels are copied to GGUF order after the f32 row
+    // (a banded row's group first to the 4·rb bytes after it); f16 prefill converts a whole group
+    // (four rows) to f32 first
+    if (il) this.ensureScratch(Math.max(nIn * 4 + 5 * rb, nIn * 16));
     if (this.dry) return null;
     return { typeFlags: (il ? w.type | INTERLEAVED_FLAG : w.type) | quads, wp, xp, xs, xq, xd };
   }

@@ -32,10 +32,16 @@ export interface KernelExports {
   rowBytes(type: number, n: number): number;
   /** Bytes of one interleaving chunk of `type` with rows of n values; 0 if not interleaved. */
   chunkBytes(type: number, n: number): number;
-  /** Rearrange the first 4·⌊nOut/4⌋ rows (rb bytes each) at w into interleaved groups, in place (tmp: 4·rb bytes). */
+  /** Rearrange the first 4·⌊nOut/4⌋ rows (rb bytes each) at w into interleaved groups (wide f32: bands), in place (tmp: interleaveTmpBytes). */
   interleaveRows(w: number, rb: number, cb: number, nOut: number, tmp: number): void;
+  /** Scratch bytes interleaveRows needs. */
+  interleaveTmpBytes(rb: number, cb: number, nOut: number): number;
+  /** Rows of an interleaved matrix stored in bands (wide f32, assembly/interleave.ts); 0: none. */
+  bandRows(cb: number, n: number, nOut: number): number;
   /** Copy row j (0..3) of the interleaved group at `group` to dst in GGUF order. */
   gatherRow(dst: number, group: number, j: number, rb: number, cb: number): void;
+  /** Copy row r (< 4·⌊nOut/4⌋) of the interleaved matrix at w (n values per row) to dst in GGUF order; tmp: 4·rb bytes. */
+  gatherRowAt(dst: number, w: number, r: number, rb: number, cb: number, n: number, nOut: number, tmp: number): void;
   matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, r0: number, r1: number, scratch: number): void;
   /** matmul over nSeg weights sharing x as one matrix (segs: nSeg × i32 [w, out, rows]); rows [r0, r1) of the concatenation. */
   matmulSegments(type: number, segs: number, nSeg: number, x: number, xs: number, xq: number, xd: number, nIn: number, nTok: number, r0: number, r1: number, scratch: number): void;

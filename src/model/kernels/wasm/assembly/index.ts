@@ -5,13 +5,13 @@ import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
-import { blockStride, chunkBytes, gatherRow, rowIn, transposed } from './interleave';
+import { BAND_MIN_COLS, bandGroup, bandGroup4x2, bandRows, bandRowsDot, blockStride, chunkBytes, gatherRow, gatherRowAt, rowIn, transposed } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
 export { rmsnorm, rmsnormRows, softmax, swiglu, gelu, rope, ropeRows, add } from './ops';
 export { attention, storeHalf, storeKV } from './attention';
-export { chunkBytes, interleaveRows, gatherRow } from './interleave';
+export { chunkBytes, interleaveRows, interleaveTmpBytes, gatherRow, gatherRowAt, bandRows } from './interleave';
 export { hasQuads, packQuads, quadBytes, quadScratchBytes } from './panel';
 export { poolPublish, poolWork, poolWorker } from './pool';
 
@@ -149,14 +149,21 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
 /**
  * Prefill of rows [g0, g1) (whole interleaved f32/f16/bf16 groups): per tile of TILE tokens, each
  * group (f16/bf16: first converted into `scratch` by dequantGroupHalf, chunks in the group's order,
- * each back in element order) against token pairs with group4x2F32, an odd last token with rows4F32.
+ * each back in element order; a banded f32 group block by block: bandGroup4x2, bandGroup) against token pairs with group4x2F32, an odd last token with rows4F32.
  */
 function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, nIn: i32, nOut: i32, nTok: i32, g0: i32, g1: i32, scratch: usize): void {
-  const xb = <usize>nIn << 2, os = <usize>nOut << 2;
+  const xb = <usize>nIn << 2, os = <usize>nOut << 2, nb = type == F32 ? bandRows(cb, nIn, nOut) : 0;
   for (let t0 = 0; t0 < nTok; t0 += TILE) {
     const t1 = min(nTok, t0 + TILE);
     for (let g = g0; g < g1; g += 4) {
       let grp = w + <usize>g * rb;
+      if (g < nb) {
+        // a banded group: the same tiles, block by block (interleave.ts)
+        let t = t0;
+        for (; t + 2 <= t1; t += 2) bandGroup4x2(w, g >> 2, rb, nIn, x + <usize>t * xb, xb, scratch, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
+        if (t < t1) bandGroup(w, g >> 2, rb, nIn, x + <usize>t * xb, scratch, out + ((<usize>t * <usize>nOut + <usize>g) << 2));
+        continue;
+      }
       if (type == F16 || type == BF16) { dequantGroupHalf(type == BF16, grp, scratch, nIn << 2); grp = scratch; }
       let t = t0;
       for (; t + 2 <= t1; t += 2) group4x2F32(grp, x + <usize>t * xb, xb, nIn, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
@@ -180,7 +187,7 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
       }
       // f32 rows of an interleaved group are read in place (16-value chunks 256 bytes apart)
       let row: usize, cs: usize = 64;
-      if (type == F32 && cb != 0 && r < n4) { row = rowIn(w, r, rb, cb, n4); cs = 256; }
+      if (type == F32 && cb != 0 && r < n4 && r >= bandRows(cb, nIn, n4)) { row = rowIn(w, r, rb, cb, n4); cs = 256; }
       else {
         row = rowAt(w, r, rb, cb, n4, gbuf);
         if (type != 0) { dequantRow(type, row, scratch, nIn); row = scratch; }
@@ -208,25 +215,47 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
   else rowQ6Kx2r(row, xq, xd, qb, dd, n, out, os);
 }
 
-/** Row r in GGUF order: in place, or (rows of interleaved groups) copied to gbuf. */
+/** Row r in GGUF order: in place, or (rows of interleaved groups) copied to gbuf (rb bytes; 4·rb more after them for a banded row). */
 // @ts-ignore: decorator
 @inline function rowAt(w: usize, r: i32, rb: usize, cb: usize, n4: i32, gbuf: usize): usize {
   if (r >= n4) return w + <usize>r * rb;
-  gatherRow(gbuf, w + <usize>(r & ~3) * rb, r & 3, rb, cb);
+  // a banded f32 row (interleave.ts): its group is copied to the 4·rb bytes after gbuf first
+  if (cb == 64 && <i32>(rb >> 2) >= BAND_MIN_COLS && r < (n4 & ~31)) gatherRowAt(gbuf, w, r, rb, cb, <i32>(rb >> 2), n4, gbuf + rb);
+  else gatherRow(gbuf, w + <usize>(r & ~3) * rb, r & 3, rb, cb);
   return gbuf;
 }
 
 /**
  * One token against an interleaved matrix (rows4.ts): whole groups of four rows inside [r0, r1)
  * by the four-row kernels, other rows one at a time (rs = 0; rows of a group read with the
- * group's chunk stride, the trailing nOut mod 4 rows in GGUF order). Returns false when the
- * kernel needs quantized/scaled activations that the caller did not prepare (xq = 0). Q4_K/Q5_K
- * (rows4Q4K) park their scales in the first 256 bytes of this thread's `scratch`.
+ * group's chunk stride, the trailing nOut mod 4 rows in GGUF order; banded f32 rows by the band
+ * kernels of interleave.ts). Returns false when the kernel needs quantized/scaled activations that
+ * the caller did not prepare (xq = 0). Q4_K/Q5_K (rows4Q4K) park their scales in the first 256
+ * bytes of this thread's `scratch`, banded f32 rows their sums in the first 512 (80 for a cut group).
  */
 function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, r0: i32, r1: i32, scratch: usize): bool {
   if (type != F32 && type != BF16 && xq == 0) return false;
   const n4 = nOut & ~3, end = min(r1, n4);
   let r = r0;
+  const nb = type == F32 ? bandRows(cb, nIn, nOut) : 0;
+  if (r < nb) {
+    // banded rows (interleave.ts): whole bands in storage order, then whole groups; a group cut by
+    // [r0, r1) is computed whole into scratch + 64 and its rows taken from there
+    const e = min(r1, nb);
+    while (r < e) {
+      if ((r & 31) == 0 && r + 32 <= e) {
+        bandRowsDot(w, r >> 5, e >> 5, rb, nIn, x, scratch, out);
+        r = e & ~31;
+      } else if ((r & 3) == 0 && r + 4 <= e) {
+        bandGroup(w, r >> 2, rb, nIn, x, scratch, out + (<usize>r << 2));
+        r += 4;
+      } else {
+        bandGroup(w, r >> 2, rb, nIn, x, scratch, scratch + 64);
+        const g1 = min(e, (r & ~3) + 4);
+        for (; r < g1; r++) store<f32>(out + (<usize>r << 2), load<f32>(scratch + 64 + (<usize>(r & 3) << 2)));
+      }
+    }
+  }
   while (r < r1) {
     const o = out + (<usize>r << 2);
     if ((r & 3) == 0 && r + 4 <= end) {

@@ -9,7 +9,97 @@
 // vectors whose 32-bit lane j holds quant bytes 4k..4k+3 of row j: four for Q4_0, eight for Q8_0),
 // so that the decode kernels (rows4.ts rows4Q4_0, rows4Q8_0) keep each row in its own lane and
 // load the four scales at once. Every scale and quant byte keeps its encoding.
+// Wide f32 matrices (rows of more than BAND_MIN_COLS values) go one step further: each band of
+// eight groups (32 rows) is stored column block by column block (BAND_COLS values), and inside a
+// block group by group, each group's chunks in order. A decode step then streams the band once,
+// front to back, and uses each 2 KiB block of the activations for eight groups in a row (rows4.ts
+// rows4F32Run continues each row's sums from block to block, so the bits are rows4F32's). With
+// whole rows (2048 values: 32 KiB of weights per group between two uses of an activation line)
+// the activations fell out of the L1 cache: a matrix of 768 rows of 2048 values streamed at 21 GB/s
+// on one thread where one of 2048 rows of 768 values streamed at 25 (two threads: 35 against 40);
+// banded, 24.4. 110M F32 decode (its FFN down projection): 4–5% faster at one and two threads,
+// the same bits. The rows past the last whole band are grouped as above. groupAt returns a group
+// in the plain grouped order (a copy, for banded rows).
 import { BF16, F16, F32, Q4_0, Q4_K, Q5_K, Q8_0 } from './rows';
+import { group4x2F32Run, rows4F32Run } from './rows4';
+
+/** Values per column block of a band, rows per band, and the row length from which f32 matrices are banded. */
+export const BAND_COLS: i32 = 512, BAND_ROWS: i32 = 32, BAND_MIN_COLS: i32 = 1025;
+
+/** Rows of an interleaved matrix (rows of n values, chunks of cb bytes, nOut rows) stored in bands: 0 when it is not banded. */
+export function bandRows(cb: usize, n: i32, nOut: i32): i32 {
+  return cb == 64 && n >= BAND_MIN_COLS ? nOut & ~(BAND_ROWS - 1) : 0;
+}
+
+/**
+ * Where group g's chunks of column block k start, in a banded matrix at w (rb bytes per row, n
+ * values): the band's blocks come one after another, each holding its eight groups' chunks of that
+ * block (all blocks but the last hold BAND_COLS values).
+ */
+// @ts-ignore: decorator
+@inline export function bandBlock(w: usize, g: i32, k: i32, rb: usize, n: i32): usize {
+  const band = w + <usize>(g >> 3) * (rb << 5);
+  const cw = min(BAND_COLS, n - k * BAND_COLS);
+  return band + <usize>k * <usize>(BAND_COLS << 7) + <usize>(g & 7) * (<usize>cw << 4);
+}
+
+/**
+ * Four rows (group g of a banded f32 matrix) · x, as rows4F32 computes them (the same steps, block
+ * by block, the sums parked in acc: 64 bytes), into out.
+ */
+export function bandGroup(w: usize, g: i32, rb: usize, n: i32, x: usize, acc: usize, out: usize): void {
+  const nk = (n + BAND_COLS - 1) / BAND_COLS;
+  for (let k = 0; k < nk; k++) {
+    const c0 = k * BAND_COLS;
+    rows4F32Run(bandBlock(w, g, k, rb, n), 64, 256, x + (<usize>c0 << 2), min(BAND_COLS, n - c0), acc, k == 0, k == nk - 1, out);
+  }
+}
+
+/** group4x2F32 for group g of a banded f32 matrix (tokens x and x + xs), block by block: its bits. acc: 128 bytes. */
+export function bandGroup4x2(w: usize, g: i32, rb: usize, n: i32, x: usize, xs: usize, acc: usize, out: usize, os: usize): void {
+  const nk = (n + BAND_COLS - 1) / BAND_COLS;
+  for (let k = 0; k < nk; k++) {
+    const c0 = k * BAND_COLS;
+    group4x2F32Run(bandBlock(w, g, k, rb, n), x + (<usize>c0 << 2), xs, min(BAND_COLS, n - c0), acc, k == 0, k == nk - 1, out, os);
+  }
+}
+
+/**
+ * Whole bands [b0, b1) of a banded f32 matrix · x into out (f32 per row), in storage order: block
+ * by block, the eight groups of each. acc: 512 bytes.
+ */
+export function bandRowsDot(w: usize, b0: i32, b1: i32, rb: usize, n: i32, x: usize, acc: usize, out: usize): void {
+  const nk = (n + BAND_COLS - 1) / BAND_COLS;
+  for (let b = b0; b < b1; b++) {
+    for (let k = 0; k < nk; k++) {
+      const c0 = k * BAND_COLS;
+      for (let j = 0; j < 8; j++) {
+        const g = (b << 3) + j;
+        rows4F32Run(bandBlock(w, g, k, rb, n), 64, 256, x + (<usize>c0 << 2), min(BAND_COLS, n - c0), acc + (<usize>j << 6), k == 0, k == nk - 1, out + (<usize>g << 4));
+      }
+    }
+  }
+}
+
+/**
+ * Group g (rows 4g..4g+3) of an interleaved matrix in the plain grouped order: in place, or for a
+ * banded group a copy in dst (4·rb bytes).
+ */
+export function groupAt(dst: usize, w: usize, g: i32, rb: usize, cb: usize, n: i32, nOut: i32): usize {
+  if (g * 4 >= bandRows(cb, n, nOut)) return w + <usize>g * (rb << 2);
+  const nk = (n + BAND_COLS - 1) / BAND_COLS;
+  for (let k = 0; k < nk; k++) {
+    const cw = min(BAND_COLS, n - k * BAND_COLS);
+    memory.copy(dst + (<usize>(k * BAND_COLS) << 4), bandBlock(w, g, k, rb, n), <usize>cw << 4);
+  }
+  return dst;
+}
+
+/** Copy row r (< 4·⌊nOut/4⌋) of an interleaved matrix into dst in GGUF order (tmp: 4·rb bytes for a banded row's group). */
+export function gatherRowAt(dst: usize, w: usize, r: i32, rb: usize, cb: usize, n: i32, nOut: i32, tmp: usize): void {
+  gatherRow(dst, groupAt(tmp, w, r >> 2, rb, cb, n, nOut), r & 3, rb, cb);
+}
+
 
 /**
  * Bytes of one interleaving chunk for `type` with rows of n values: one quant block (Q8_0: 34,
@@ -45,9 +135,30 @@ export function chunkBytes(type: i32, n: i32): usize {
 
 /**
  * Rearrange rows [0, 4·⌊nOut/4⌋) of the matrix at w (rows of rb bytes, chunks of cb) into the
- * interleaved layout, in place; the last nOut mod 4 rows stay as they are. tmp: 4·rb scratch bytes.
+ * interleaved layout, in place; the last nOut mod 4 rows stay as they are. tmp: 4·rb scratch
+ * bytes, BAND_ROWS·rb for a banded matrix (interleaveTmpBytes).
  */
 export function interleaveRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: usize): void {
+  groupRows(w, rb, cb, nOut, tmp);
+  const n = <i32>(rb >> 2), nb = bandRows(cb, n, nOut);
+  // bands: from eight groups one after another to column blocks (see the file comment)
+  for (let r = 0; r < nb; r += BAND_ROWS) {
+    const base = w + <usize>r * rb, nk = (n + BAND_COLS - 1) / BAND_COLS;
+    memory.copy(tmp, base, rb << 5);
+    for (let k = 0; k < nk; k++) {
+      const cw = min(BAND_COLS, n - k * BAND_COLS);
+      for (let j = 0; j < 8; j++) memory.copy(bandBlock(w, (r >> 2) + j, k, rb, n), tmp + <usize>j * (rb << 2) + (<usize>(k * BAND_COLS) << 4), <usize>cw << 4);
+    }
+  }
+}
+
+/** Scratch bytes interleaveRows needs for rows of rb bytes. */
+export function interleaveTmpBytes(rb: usize, cb: usize, nOut: i32): usize {
+  return bandRows(cb, <i32>(rb >> 2), nOut) > 0 ? rb * <usize>BAND_ROWS : rb << 2;
+}
+
+/** interleaveRows' first step: every four rows into one group (chunk by chunk). */
+function groupRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: usize): void {
   const nc = rb / cb;
   for (let g = 0; g + 4 <= nOut; g += 4) {
     const base = w + <usize>g * rb;

@@ -62,6 +62,31 @@ export function rows4F32(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128
 }
 
 /**
+ * rows4F32 over a run of chunks that continues (first = false) or starts (first = true) the four
+ * rows' accumulators kept at acc (four f32x4, 64 bytes): n more values from w / x. last: the sums
+ * are reduced into out (four f32) as rows4F32 returns them; otherwise the accumulators go back to
+ * acc. The same steps as rows4F32 in the same order, so a row computed in runs over consecutive
+ * column ranges (attnproj.ts: one run per attention head group) has rows4F32's bits.
+ */
+export function rows4F32Run(w: usize, rs: usize, cs: usize, x: usize, n: i32, acc: usize, first: bool, last: bool, out: usize): void {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  if (!first) { a0 = v128.load(acc); a1 = v128.load(acc, 16); a2 = v128.load(acc, 32); a3 = v128.load(acc, 48); }
+  for (let i = 0, xo = x, p0 = w; i < n; i += 16, xo += 64, p0 += cs) {
+    const p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
+    let u = v128.load(xo);
+    a0 = madd(v128.load(p0), u, a0); a1 = madd(v128.load(p1), u, a1); a2 = madd(v128.load(p2), u, a2); a3 = madd(v128.load(p3), u, a3);
+    u = v128.load(xo, 16);
+    a0 = madd(v128.load(p0, 16), u, a0); a1 = madd(v128.load(p1, 16), u, a1); a2 = madd(v128.load(p2, 16), u, a2); a3 = madd(v128.load(p3, 16), u, a3);
+    u = v128.load(xo, 32);
+    a0 = madd(v128.load(p0, 32), u, a0); a1 = madd(v128.load(p1, 32), u, a1); a2 = madd(v128.load(p2, 32), u, a2); a3 = madd(v128.load(p3, 32), u, a3);
+    u = v128.load(xo, 48);
+    a0 = madd(v128.load(p0, 48), u, a0); a1 = madd(v128.load(p1, 48), u, a1); a2 = madd(v128.load(p2, 48), u, a2); a3 = madd(v128.load(p3, 48), u, a3);
+  }
+  if (last) v128.store(out, sums4(a0, a1, a2, a3));
+  else { v128.store(acc, a0); v128.store(acc, a1, 16); v128.store(acc, a2, 32); v128.store(acc, a3, 48); }
+}
+
+/**
  * Four f16 rows of n values (n a multiple of 16; a chunk is 16 halves, paired as interleave.ts
  * stores them: lane j of each 16 bytes holds halves j and j + 4) · x, with x pre-multiplied by
  * 2^112 (rows.ts scaleHalfX). i32x4.dot_i16x8_s against (2^13, 0) sign-extends the low half of
@@ -427,4 +452,35 @@ export function group4x2F32(w: usize, x: usize, xs: usize, n: i32, out: usize, o
   }
   v128.store(out, sums4(a0, a1, a2, a3));
   v128.store(out + os, sums4(b0, b1, b2, b3));
+}
+
+/**
+ * group4x2F32 over a run of chunks that continues (first = false) or starts the eight sums kept at
+ * acc (128 bytes); last: they are reduced into out and out + os, else stored back. The same steps
+ * in the same order, so a banded group (interleave.ts) computed block by block has
+ * group4x2F32's bits.
+ */
+export function group4x2F32Run(w: usize, x: usize, xs: usize, n: i32, acc: usize, first: bool, last: bool, out: usize, os: usize): void {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
+  if (!first) {
+    a0 = v128.load(acc); a1 = v128.load(acc, 16); a2 = v128.load(acc, 32); a3 = v128.load(acc, 48);
+    b0 = v128.load(acc, 64); b1 = v128.load(acc, 80); b2 = v128.load(acc, 96); b3 = v128.load(acc, 112);
+  }
+  for (let i = 0; i < n; i += 16) {
+    const c = w + (<usize>i << 4), xo = x + (<usize>i << 2);
+    for (let s: usize = 0; s < 64; s += 16) {
+      const u = v128.load(xo + s), v = v128.load(xo + xs + s);
+      const w0 = v128.load(c + s), w1 = v128.load(c + s, 64), w2 = v128.load(c + s, 128), w3 = v128.load(c + s, 192);
+      a0 = madd(w0, u, a0); a1 = madd(w1, u, a1); a2 = madd(w2, u, a2); a3 = madd(w3, u, a3);
+      b0 = madd(w0, v, b0); b1 = madd(w1, v, b1); b2 = madd(w2, v, b2); b3 = madd(w3, v, b3);
+    }
+  }
+  if (last) {
+    v128.store(out, sums4(a0, a1, a2, a3));
+    v128.store(out + os, sums4(b0, b1, b2, b3));
+    return;
+  }
+  v128.store(acc, a0); v128.store(acc, a1, 16); v128.store(acc, a2, 32); v128.store(acc, a3, 48);
+  v128.store(acc, b0, 64); v128.store(acc, b1, 80); v128.store(acc, b2, 96); v128.store(acc, b3, 112);
 }

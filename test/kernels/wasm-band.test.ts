@@ -1,0 +1,87 @@
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { GGMLType } from '../../src/format/dtypes.ts';
+import '../../src/model/kernels/quant/register.ts';
+import { readRow } from '../../src/model/kernels/row.ts';
+import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
+import { REL_TOL, assertPrefillEqualsDecode, createRng, randF32, refMatmul } from './fixtures.ts';
+
+// Wide f32 weights (rows of more than 1024 values) are interleaved in bands of 32 rows stored
+// column block by column block (src/model/kernels/wasm/assembly/interleave.ts), so that a decode
+// step reuses each block of the activations for eight groups. Every path must still compute the
+// product: whole bands, lone groups, groups cut by a row range, the grouped rows after the last
+// band and the trailing GGUF rows; decode with the bits of prefill, 1 and 2 threads the same bits,
+// and each row read back exactly.
+const one = createWasmBackend({ threads: 1 });
+const two = createWasmBackend({ threads: 2, parallelMinMacs: 0 });
+after(async () => { await one.close(); await two.close(); });
+
+/** A backend-owned copy of an f32 matrix (rearranged in place by interleave). */
+function heapWeight(be: typeof one, data: Float32Array, nIn: number, nOut: number) {
+  const hw = be.heap.f32(nIn * nOut);
+  hw.set(data);
+  return { type: GGMLType.F32, name: 'w', dims: [nIn, nOut], data: hw };
+}
+
+// 1040 values: two whole 512-value column blocks and a 16-value one; 70 rows: two bands, one
+// grouped row quad after them and two trailing rows; 1024 values: not banded (the threshold)
+for (const [nIn, nOut] of [[1040, 70], [2048, 64], [1536, 37], [1024, 40]] as const) {
+  test(`f32 ${nOut}×${nIn}: banded decode and prefill match the reference, decode has prefill's bits, 1 and 2 threads agree, rows read back`, () => {
+    const rng = createRng(nIn * 7 + nOut);
+    const w = randF32(rng, nIn * nOut);
+    const w1 = heapWeight(one, w, nIn, nOut), w2 = heapWeight(two, w, nIn, nOut);
+    assert.equal(one.interleave(w1), true);
+    assert.equal(two.interleave(w2), true);
+    const banded = one.kernels.bandRows(64, nIn, nOut);
+    assert.equal(banded, nIn > 1024 ? nOut & ~31 : 0, 'rows stored in bands');
+    if (banded > 0) assert.notDeepEqual(Array.from(w1.data.subarray(0, 64 * 4)), Array.from(w.subarray(0, 64 * 4)), 'the layout changed');
+    for (const nTok of [1, 2, 5]) {
+      const x = randF32(rng, nIn * nTok);
+      const { y, mag } = refMatmul(w, x, nIn, nOut, nTok);
+      const a = new Float32Array(nOut * nTok), b = new Float32Array(nOut * nTok);
+      one.matmul(a, w1, x, nIn, nOut, nTok);
+      two.matmul(b, w2, x, nIn, nOut, nTok);
+      for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - y[i]!) <= REL_TOL * mag[i]! + 1e-30, `nTok=${nTok} [${i}]: ${a[i]} vs ${y[i]}`);
+      assert.deepEqual(b, a, `nTok=${nTok}: 2 threads differ from 1`);
+      assertPrefillEqualsDecode((o, ww, xx, ni, no, nt) => one.matmul(o, ww, xx, ni, no, nt), w1, x, nIn, nOut, nTok, `f32 ${nOut}×${nIn}`);
+    }
+    const got = new Float32Array(nIn), want = new Float32Array(nIn);
+    for (let r = 0; r < nOut; r++) {
+      assert.equal(one.readRow(got, 0, w1, r, nIn), true);
+      readRow(want, 0, { name: 'w', type: GGMLType.F32, dims: [nIn, nOut], data: w }, r, nIn);
+      assert.deepEqual(got, want, `row ${r}`);
+    }
+  });
+}
+
+test('banded f32: decode row ranges that cut bands and groups give the bits of the whole matrix; prefill ones match the reference', () => {
+  const nIn = 1040, nOut = 70, rng = createRng(77);
+  const wf = randF32(rng, nIn * nOut);
+  const w1 = heapWeight(one, wf, nIn, nOut);
+  one.interleave(w1);
+  const scratch = one.heap.allocate(nIn * 24 + 4096);
+  for (const nTok of [1, 3]) {
+    const x = one.heap.f32(nIn * nTok); x.set(randF32(rng, nIn * nTok));
+    const full = one.heap.f32(nOut * nTok);
+    one.matmul(full, w1, x, nIn, nOut, nTok);
+    // [5, 67): a cut group (5..7), whole groups in band 0, band 1 whole, the grouped rows 64..67 cut
+    for (const [r0, r1] of [[5, 67], [0, 33], [33, 64], [30, 70], [1, 2]] as const) {
+      const cut = one.heap.f32(nOut * nTok);
+      one.kernels.matmul(GGMLType.F32 | 0x100, cut.byteOffset, w1.data.byteOffset, x.byteOffset, 0, 0, 0, nIn, nOut, nTok, r0, r1, scratch.byteOffset);
+      for (let t = 0; t < nTok; t++) {
+        if (nTok === 1) assert.deepEqual(cut.subarray(r0, r1), full.subarray(r0, r1), `decode rows ${r0}..${r1}`);
+        else {
+          // prefill: rows outside whole groups of the range take the row-at-a-time kernel (other
+          // summation order), so within the tolerance of the reference
+          const { y, mag } = refMatmul(wf, x, nIn, nOut, nTok);
+          for (let r = r0; r < r1; r++) {
+            const i = t * nOut + r;
+            assert.ok(Math.abs(cut[i]! - y[i]!) <= REL_TOL * mag[i]! + 1e-30, `prefill rows ${r0}..${r1} [t${t} r${r}]: ${cut[i]} vs ${y[i]}`);
+          }
+        }
+        if (r0 > 0) assert.equal(cut[t * nOut + r0 - 1], 0, 'rows before the range are not written');
+        if (r1 < nOut) assert.equal(cut[t * nOut + r1], 0, 'rows after the range are not written');
+      }
+    }
+  }
+});
