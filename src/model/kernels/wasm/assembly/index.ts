@@ -1,6 +1,6 @@
 // Entry point of the tokenloop kernel module. Memory is imported (shared, so worker threads run the
 // same code on the same bytes); the host owns all allocation above heapBase().
-import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes } from './rows';
+import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes, scaleHalfX } from './rows';
 import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
@@ -183,6 +183,17 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
         // a trailing row of an interleaved f32 matrix: the decode kernel's steps (rows4F32, lane 0)
         const row = w + <usize>r * rb;
         for (let t = t0; t < t1; t++) v128.store32_lane(out + ((<usize>t * <usize>nOut + <usize>r) << 2), rows4F32(row, 0, 64, x + <usize>t * xb, nIn), 0);
+        continue;
+      }
+      if ((type == F16 || type == BF16) && cb != 0 && r >= n4) {
+        // a trailing f16/bf16 row of an interleaved matrix: decode's steps per token (f16: against
+        // x·2^112 in `scratch`, or the plain row kernel where decode could not scale x either)
+        const row = w + <usize>r * rb;
+        for (let t = t0; t < t1; t++) {
+          const xt = x + <usize>t * xb, o = out + ((<usize>t * <usize>nOut + <usize>r) << 2);
+          if (type == F16 && scaleHalfX(scratch, xt, nIn)) store<f32>(o, dotHalfScaled(row, scratch, nIn));
+          else store<f32>(o, dotRow(type, row, xt, 0, nIn));
+        }
         continue;
       }
       // f32 rows of an interleaved group are read in place (16-value chunks 256 bytes apart)
