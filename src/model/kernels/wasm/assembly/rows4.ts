@@ -44,7 +44,30 @@ const C4 = memory.data<u16>([
  * by memory, so the single dependency chain per row costs nothing measurable.)
  */
 export function rows4F32(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128 {
+  return rows4F32Steps(w, rs, cs, x, n, 0, true, true);
+}
+
+/**
+ * rows4F32 over a run of chunks that continues (first = false) or starts (first = true) the four
+ * rows' accumulators kept at acc (four f32x4, 64 bytes): n more values from w / x. last: the sums
+ * are reduced into out (four f32) as rows4F32 returns them; otherwise the accumulators go back to
+ * acc. The same steps as rows4F32 in the same order, so a row computed in runs over consecutive
+ * column ranges (the column blocks of a banded matrix, interleave.ts) has rows4F32's bits.
+ */
+export function rows4F32Run(w: usize, rs: usize, cs: usize, x: usize, n: i32, acc: usize, first: bool, last: bool, out: usize): void {
+  const r = rows4F32Steps(w, rs, cs, x, n, acc, first, last);
+  if (last) v128.store(out, r);
+}
+
+/**
+ * The body of rows4F32 and rows4F32Run: the accumulators start at zero (first) or from acc, and
+ * end reduced (last: returned) or back in acc (the return value is then meaningless). With
+ * constant first and last (rows4F32) the acc code folds away.
+ */
+// @ts-ignore: decorator
+@inline function rows4F32Steps(w: usize, rs: usize, cs: usize, x: usize, n: i32, acc: usize, first: bool, last: bool): v128 {
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  if (!first) { a0 = v128.load(acc); a1 = v128.load(acc, 16); a2 = v128.load(acc, 32); a3 = v128.load(acc, 48); }
   // pointers stepped per chunk (see quad2x2 in panel.ts)
   for (let i = 0, xo = x, p0 = w; i < n; i += 16, xo += 64, p0 += cs) {
     const p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
@@ -58,32 +81,9 @@ export function rows4F32(w: usize, rs: usize, cs: usize, x: usize, n: i32): v128
     u = v128.load(xo, 48);
     a0 = madd(v128.load(p0, 48), u, a0); a1 = madd(v128.load(p1, 48), u, a1); a2 = madd(v128.load(p2, 48), u, a2); a3 = madd(v128.load(p3, 48), u, a3);
   }
-  return sums4(a0, a1, a2, a3);
-}
-
-/**
- * rows4F32 over a run of chunks that continues (first = false) or starts (first = true) the four
- * rows' accumulators kept at acc (four f32x4, 64 bytes): n more values from w / x. last: the sums
- * are reduced into out (four f32) as rows4F32 returns them; otherwise the accumulators go back to
- * acc. The same steps as rows4F32 in the same order, so a row computed in runs over consecutive
- * column ranges (attnproj.ts: one run per attention head group) has rows4F32's bits.
- */
-export function rows4F32Run(w: usize, rs: usize, cs: usize, x: usize, n: i32, acc: usize, first: bool, last: bool, out: usize): void {
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  if (!first) { a0 = v128.load(acc); a1 = v128.load(acc, 16); a2 = v128.load(acc, 32); a3 = v128.load(acc, 48); }
-  for (let i = 0, xo = x, p0 = w; i < n; i += 16, xo += 64, p0 += cs) {
-    const p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
-    let u = v128.load(xo);
-    a0 = madd(v128.load(p0), u, a0); a1 = madd(v128.load(p1), u, a1); a2 = madd(v128.load(p2), u, a2); a3 = madd(v128.load(p3), u, a3);
-    u = v128.load(xo, 16);
-    a0 = madd(v128.load(p0, 16), u, a0); a1 = madd(v128.load(p1, 16), u, a1); a2 = madd(v128.load(p2, 16), u, a2); a3 = madd(v128.load(p3, 16), u, a3);
-    u = v128.load(xo, 32);
-    a0 = madd(v128.load(p0, 32), u, a0); a1 = madd(v128.load(p1, 32), u, a1); a2 = madd(v128.load(p2, 32), u, a2); a3 = madd(v128.load(p3, 32), u, a3);
-    u = v128.load(xo, 48);
-    a0 = madd(v128.load(p0, 48), u, a0); a1 = madd(v128.load(p1, 48), u, a1); a2 = madd(v128.load(p2, 48), u, a2); a3 = madd(v128.load(p3, 48), u, a3);
-  }
-  if (last) v128.store(out, sums4(a0, a1, a2, a3));
-  else { v128.store(acc, a0); v128.store(acc, a1, 16); v128.store(acc, a2, 32); v128.store(acc, a3, 48); }
+  if (last) return sums4(a0, a1, a2, a3);
+  v128.store(acc, a0); v128.store(acc, a1, 16); v128.store(acc, a2, 32); v128.store(acc, a3, 48);
+  return a0;
 }
 
 /**
@@ -439,19 +439,7 @@ export function rows4Q5K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, x
  * rows4F32.
  */
 export function group4x2F32(w: usize, x: usize, xs: usize, n: i32, out: usize, os: usize): void {
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
-  for (let i = 0; i < n; i += 16) {
-    const c = w + (<usize>i << 4), xo = x + (<usize>i << 2);
-    for (let s: usize = 0; s < 64; s += 16) {
-      const u = v128.load(xo + s), v = v128.load(xo + xs + s);
-      const w0 = v128.load(c + s), w1 = v128.load(c + s, 64), w2 = v128.load(c + s, 128), w3 = v128.load(c + s, 192);
-      a0 = madd(w0, u, a0); a1 = madd(w1, u, a1); a2 = madd(w2, u, a2); a3 = madd(w3, u, a3);
-      b0 = madd(w0, v, b0); b1 = madd(w1, v, b1); b2 = madd(w2, v, b2); b3 = madd(w3, v, b3);
-    }
-  }
-  v128.store(out, sums4(a0, a1, a2, a3));
-  v128.store(out + os, sums4(b0, b1, b2, b3));
+  group4x2F32Steps(w, x, xs, n, 0, true, true, out, os);
 }
 
 /**
@@ -461,6 +449,12 @@ export function group4x2F32(w: usize, x: usize, xs: usize, n: i32, out: usize, o
  * group4x2F32's bits.
  */
 export function group4x2F32Run(w: usize, x: usize, xs: usize, n: i32, acc: usize, first: bool, last: bool, out: usize, os: usize): void {
+  group4x2F32Steps(w, x, xs, n, acc, first, last, out, os);
+}
+
+/** The body of group4x2F32 and group4x2F32Run (see rows4F32Steps). */
+// @ts-ignore: decorator
+@inline function group4x2F32Steps(w: usize, x: usize, xs: usize, n: i32, acc: usize, first: bool, last: bool, out: usize, os: usize): void {
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
   if (!first) {
