@@ -149,7 +149,9 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
 /**
  * Prefill of rows [g0, g1) (whole interleaved f32/f16/bf16 groups): per tile of TILE tokens, each
  * group (f16/bf16: first converted into `scratch` by dequantGroupHalf, chunks in the group's order,
- * each back in element order; a banded f32 group block by block: bandGroup4x2, bandGroup) against token pairs with group4x2F32, an odd last token with rows4F32.
+ * each back in element order) against token pairs with group4x2F32, an odd last token with
+ * rows4F32; a banded f32 group (interleave.ts) takes the same steps block by block (bandGroup4x2,
+ * bandGroup).
  */
 function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, nIn: i32, nOut: i32, nTok: i32, g0: i32, g1: i32, scratch: usize): void {
   const xb = <usize>nIn << 2, os = <usize>nOut << 2, nb = type == F32 ? bandRows(cb, nIn, nOut) : 0;

@@ -9,7 +9,7 @@
 // vectors whose 32-bit lane j holds quant bytes 4k..4k+3 of row j: four for Q4_0, eight for Q8_0),
 // so that the decode kernels (rows4.ts rows4Q4_0, rows4Q8_0) keep each row in its own lane and
 // load the four scales at once. Every scale and quant byte keeps its encoding.
-// Wide f32 matrices (rows of more than BAND_MIN_COLS values) go one step further: each band of
+// Wide f32 matrices (rows of BAND_MIN_COLS values or more: more than 1024) go one step further: each band of
 // eight groups (32 rows) is stored column block by column block (BAND_COLS values), and inside a
 // block group by group, each group's chunks in order. A decode step then streams the band once,
 // front to back, and uses each 2 KiB block of the activations for eight groups in a row (rows4.ts
