@@ -5,7 +5,7 @@ import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
-import { BAND_MIN_COLS, bandGroup, bandGroup4x2, bandRows, bandRowsDot, blockStride, chunkBytes, gatherRow, gatherRowAt, rowIn, transposed } from './interleave';
+import { bandGroup, bandGroup4x2, bandRows, bandRowsDot, blockStride, chunkBytes, gatherRow, gatherRowAt, rowIn, transposed } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
@@ -154,7 +154,7 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
  * bandGroup).
  */
 function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, nIn: i32, nOut: i32, nTok: i32, g0: i32, g1: i32, scratch: usize): void {
-  const xb = <usize>nIn << 2, os = <usize>nOut << 2, nb = type == F32 ? bandRows(cb, nIn, nOut) : 0;
+  const xb = <usize>nIn << 2, os = <usize>nOut << 2, nb = bandRows(cb, nIn, nOut); // (0 unless f32)
   for (let t0 = 0; t0 < nTok; t0 += TILE) {
     const t1 = min(nTok, t0 + TILE);
     for (let g = g0; g < g1; g += 4) {
@@ -177,7 +177,7 @@ function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb:
 /** Prefill of rows [ra, rz) one row at a time (dequantized into `scratch` unless f32). */
 function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, n4: i32, gbuf: usize, scratch: usize,
   nIn: i32, nOut: i32, nTok: i32, ra: i32, rz: i32): void {
-  const xb = <usize>nIn << 2;
+  const xb = <usize>nIn << 2, nb = bandRows(cb, nIn, n4);
   for (let t0 = 0; t0 < nTok; t0 += TILE) {
     const t1 = min(nTok, t0 + TILE);
     for (let r = ra; r < rz; r++) {
@@ -200,7 +200,7 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
       }
       // f32 rows of an interleaved group are read in place (16-value chunks 256 bytes apart)
       let row: usize, cs: usize = 64;
-      if (type == F32 && cb != 0 && r < n4 && r >= bandRows(cb, nIn, n4)) { row = rowIn(w, r, rb, cb, n4); cs = 256; }
+      if (type == F32 && cb != 0 && r < n4 && r >= nb) { row = rowIn(w, r, rb, cb, n4); cs = 256; }
       else {
         row = rowAt(w, r, rb, cb, n4, gbuf);
         if (type != 0) { dequantRow(type, row, scratch, nIn); row = scratch; }
@@ -233,7 +233,7 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
 @inline function rowAt(w: usize, r: i32, rb: usize, cb: usize, n4: i32, gbuf: usize): usize {
   if (r >= n4) return w + <usize>r * rb;
   // a banded f32 row (interleave.ts): its group is copied to the 4·rb bytes after gbuf first
-  if (cb == 64 && <i32>(rb >> 2) >= BAND_MIN_COLS && r < (n4 & ~31)) gatherRowAt(gbuf, w, r, rb, cb, <i32>(rb >> 2), n4, gbuf + rb);
+  if (r < bandRows(cb, <i32>(rb >> 2), n4)) gatherRowAt(gbuf, w, r, rb, cb, <i32>(rb >> 2), n4, gbuf + rb);
   else gatherRow(gbuf, w + <usize>(r & ~3) * rb, r & 3, rb, cb);
   return gbuf;
 }
@@ -250,7 +250,7 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
   if (type != F32 && type != BF16 && xq == 0) return false;
   const n4 = nOut & ~3, end = min(r1, n4);
   let r = r0;
-  const nb = type == F32 ? bandRows(cb, nIn, nOut) : 0;
+  const nb = bandRows(cb, nIn, nOut); // (0 unless f32)
   if (r < nb) {
     // banded rows (interleave.ts): whole bands in storage order, then whole groups; a group cut by
     // [r0, r1) is computed whole into scratch + 64 and its rows taken from there

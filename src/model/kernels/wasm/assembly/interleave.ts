@@ -49,10 +49,14 @@ export function bandRows(cb: usize, n: i32, nOut: i32): i32 {
  */
 export function bandGroup(w: usize, g: i32, rb: usize, n: i32, x: usize, acc: usize, out: usize): void {
   const nk = (n + BAND_COLS - 1) / BAND_COLS;
-  for (let k = 0; k < nk; k++) {
-    const c0 = k * BAND_COLS;
-    rows4F32Run(bandBlock(w, g, k, rb, n), 64, 256, x + (<usize>c0 << 2), min(BAND_COLS, n - c0), acc, k == 0, k == nk - 1, out);
-  }
+  for (let k = 0; k < nk; k++) bandRun(w, g, k, nk, rb, n, x, acc, out);
+}
+
+/** Column block k (of nk) of banded group g · x: one rows4F32Run, its sums parked at acc, reduced into out at the last block. */
+// @ts-ignore: decorator
+@inline function bandRun(w: usize, g: i32, k: i32, nk: i32, rb: usize, n: i32, x: usize, acc: usize, out: usize): void {
+  const c0 = k * BAND_COLS;
+  rows4F32Run(bandBlock(w, g, k, rb, n), 64, 256, x + (<usize>c0 << 2), min(BAND_COLS, n - c0), acc, k == 0, k == nk - 1, out);
 }
 
 /** group4x2F32 for group g of a banded f32 matrix (tokens x and x + xs), block by block: its bits. acc: 128 bytes. */
@@ -72,11 +76,7 @@ export function bandRowsDot(w: usize, b0: i32, b1: i32, rb: usize, n: i32, x: us
   const nk = (n + BAND_COLS - 1) / BAND_COLS;
   for (let b = b0; b < b1; b++) {
     for (let k = 0; k < nk; k++) {
-      const c0 = k * BAND_COLS;
-      for (let j = 0; j < 8; j++) {
-        const g = (b << 3) + j;
-        rows4F32Run(bandBlock(w, g, k, rb, n), 64, 256, x + (<usize>c0 << 2), min(BAND_COLS, n - c0), acc + (<usize>j << 6), k == 0, k == nk - 1, out + (<usize>g << 4));
-      }
+      for (let j = 0; j < 8; j++) bandRun(w, (b << 3) + j, k, nk, rb, n, x, acc + (<usize>j << 6), out + (<usize>((b << 3) + j) << 4));
     }
   }
 }
