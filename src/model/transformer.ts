@@ -145,6 +145,9 @@ export class TransformerModel implements Model {
       const kc = cache.k[0], vc = cache.v[0];
       if (kc && vc && be.heap.owns(kc) && be.heap.owns(vc)) {
         be.attention(s.att, s.q, kc, vc, n, 0, c.nHead, c.nHeadKv, c.headDim, 1);
+        // one query at the cache's last position: the most attention segments a decode step takes
+        const qd = this.qDim;
+        be.attention(s.att.subarray(0, qd), s.q.subarray(0, qd), kc, vc, 1, cache.capacity - 1, c.nHead, c.nHeadKv, c.headDim, 1);
       }
     });
   }

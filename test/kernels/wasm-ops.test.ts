@@ -122,11 +122,16 @@ function checkAttention(seed: number, nHead: number, nHeadKv: number, headDim: n
   const ah = new Float32Array(nTok * qDim);
   one.attention(ah, q, kh, vh, nTok, start, nHead, nHeadKv, headDim, scale);
   for (let t = 0; t < nTok; t++) {
-    const o = new Float32Array(qDim), oh = new Float32Array(qDim);
+    const o = new Float32Array(qDim), oh = new Float32Array(qDim), o2 = new Float32Array(qDim), oh2 = new Float32Array(qDim);
     one.attention(o, q.subarray(t * qDim, (t + 1) * qDim), k, v, 1, start + t, nHead, nHeadKv, headDim, scale);
     assert.deepEqual(o, a.subarray(t * qDim, (t + 1) * qDim), `token ${t} decoded alone`);
     one.attention(oh, q.subarray(t * qDim, (t + 1) * qDim), kh, vh, 1, start + t, nHead, nHeadKv, headDim, scale);
     assert.deepEqual(oh, ah.subarray(t * qDim, (t + 1) * qDim), `token ${t} decoded alone (f16 cache)`);
+    // two threads decoding split the positions' segments between them (past 64 positions), the same bits
+    two.attention(o2, q.subarray(t * qDim, (t + 1) * qDim), k, v, 1, start + t, nHead, nHeadKv, headDim, scale);
+    assert.deepEqual(o2, o, `token ${t} decoded alone, two threads`);
+    two.attention(oh2, q.subarray(t * qDim, (t + 1) * qDim), kh, vh, 1, start + t, nHead, nHeadKv, headDim, scale);
+    assert.deepEqual(oh2, oh, `token ${t} decoded alone, two threads (f16 cache)`);
   }
   return a;
 }
@@ -154,6 +159,15 @@ test('attention with headDim a multiple of 16 (vectorised path: four keys per st
   checkAttention(12, 4, 2, 64, 31, 4); // a pair whose first query ends a block: the second's last position opens the next
   checkAttention(13, 2, 1, 32, 60, 7); // pairs with an even and an odd count in the last block, and a single query
   checkAttention(16, 4, 2, 64, 25, 21); // 16+ queries: an f16 cache is widened to f32 first, the same bits
+});
+
+test('attention past one segment (128 positions): segments folded in order give the same bits decoded, prefilled in pairs, on one thread or two (segments split between threads)', () => {
+  checkAttention(18, 4, 2, 64, 124, 9); // queries on both sides of the first segment edge
+  checkAttention(19, 6, 3, 64, 127, 3); // a pair whose first query ends a segment: the second opens the next alone
+  checkAttention(20, 12, 12, 64, 300, 2); // 110M's heads, three segments (the last partial)
+  checkAttention(21, 3, 1, 32, 500, 20); // 16+ queries over f16 (widened) and four or five segments, GQA
+  checkAttention(22, 5, 5, 16, 639, 1, 0); // exactly five full segments, an odd head count
+  checkAttention(23, 4, 2, 10, 122, 12); // rows (other head sizes) across the segment edge
 });
 
 test('attention for other head sizes (rows): prefill in query pairs equals decoding one token at a time, across a block edge', () => {

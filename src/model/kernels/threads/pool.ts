@@ -106,6 +106,15 @@ export class ThreadPool {
     this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf], nHead, 1, CHUNKS_PER_THREAD);
   }
 
+  /**
+   * One decode query's attention by segments of its positions (see the wasm `attentionSegments`),
+   * one segment per chunk: each thread runs a stretch of whole segments, all heads, so it reads one
+   * stretch of the cache front to back.
+   */
+  attentionSegments(partials: number, q: number, k: number, v: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number, kvHalf: number, nSeg: number): void {
+    this.dispatch(OP.ATTENTION_SEGMENTS, [partials, q, k, v, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf, nSeg], nSeg, 1, nSeg);
+  }
+
   /** swiglu (see the wasm kernel) over n values, cut into chunks of whole vectors: the same bits as one call. */
   swiglu(out: number, gate: number, up: number, n: number): void {
     this.dispatch(OP.SWIGLU, [out, gate, up, n], n, 16, CHUNKS_PER_THREAD);

@@ -47,6 +47,9 @@ const PARALLEL_MIN_VALUES = 32768;
  */
 const WIDEN_MIN_TOKENS = 16;
 
+/** Positions per attention segment (wasm/assembly/attention.ts SEG). */
+const ATTENTION_SEGMENT = 128;
+
 /** Types whose int8 kernel serves one-token decode only (wasm/assembly/q8.ts q23KRow). */
 const DECODE_ONLY_INT8 = new Set<GGMLType>([GGMLType.Q2_K, GGMLType.Q3_K]);
 
@@ -409,10 +412,21 @@ export class WasmBackend {
       kp = k32; vp = v32; kvHalf = 0;
     }
     const op = this.output(out, 'out', nTok * nHead * headDim);
-    // every head's scores for one query and its 1/Σ (see the wasm attention)
-    this.ensureScratch(2 * nHead * (start + nTok + 1) * 4); // two queries' scores (prefill)
+    // two queries' segment scratch (prefill pairs; see the wasm attention)
+    this.ensureScratch(2 * nHead * (ATTENTION_SEGMENT + 4 + headDim) * 4);
+    const pooled = this.pool !== null && (start + nTok) * nHead * headDim * nTok >= this.parallelMin;
+    const nSeg = nTok === 1 ? this.kernels.attentionSegmentCount(start + 1) : 0;
+    if (pooled && nSeg >= 2) {
+      // decode: the threads take runs of whole segments of the positions (all heads), folded here
+      const partials = this.stage('att.part', nSeg * nHead * (headDim + 2) * 4);
+      if (this.dry) return;
+      this.pool!.attentionSegments(partials, qp, kp, vp, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride, kvHalf, nSeg);
+      this.kernels.attentionFold(op, partials, nSeg, nHead, headDim);
+      this.finish(out, op, nHead * headDim);
+      return;
+    }
     if (this.dry) return;
-    if (this.pool && nHead >= this.threads && (start + nTok) * nHead * headDim * nTok >= this.parallelMin) {
+    if (pooled && nHead >= this.threads) {
       this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride, kvHalf);
     } else {
       this.kernels.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, 0, nHead, this.scratch.ptr, kvHalf);

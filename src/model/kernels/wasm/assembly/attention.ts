@@ -6,8 +6,8 @@
 // compile time). f16 values are widened with the shift-and-mask method of simd.ts half4 but
 // without its final ·2^112: the other operand (the query, or the softmax weight) carries that
 // factor instead, so a product equals the exact f16 value's (for |q| < 2^16).
-import { expSum } from './ops';
-import { half, madd } from './simd';
+import { expSumMax } from './ops';
+import { exp4, half, madd } from './simd';
 
 /** i32 mask sign | exponent | mantissa after the shift, and 2^112 (f16 → f32, see simd.ts). */
 const HC = memory.data<u32>([0x8fffe000, 0x8fffe000, 0x8fffe000, 0x8fffe000, 0x77800000, 0x77800000, 0x77800000, 0x77800000], 16);
@@ -54,86 +54,219 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
   if (t < nTok) singleT<T>(out, q, k, v, t, start, nHead, nHeadKv, headDim, scale, h0, h1, scores);
 }
 
-/** Query t over positions 0..start+t (see attention). */
+/**
+ * Positions per attention segment (a multiple of BLOCK). Each query's positions are taken in
+ * segments [0, SEG), [SEG, 2·SEG), …: per segment and head the scores' maximum m, Σ = l of
+ * exp(score − m) and the unnormalized Σ exp(score − m)·v, then the segments are folded in order
+ * (foldSegment) and the sum scaled by 1/l. The segments do not depend on the thread count nor on
+ * how the queries were split into calls, so neither do the bits; with one segment the steps are
+ * those of a single softmax. Decode with two threads or more gives each thread whole segments
+ * (attentionSegments, then attentionFold): each reads one stretch of the cache, all heads, front
+ * to back. Split by heads, each thread's part of a 32-position block is a run of a few KiB, and
+ * with the cache coming from memory two threads were no faster than one (110M shapes, 197
+ * positions, f16 cache, 12 layers after the caches were evicted: 54 µs a layer by heads, 36 by
+ * positions).
+ */
+const SEG = 128;
+
+/** Bytes of one query's segment scratch for heads [h0, h1): scores (SEG f32 each), then m, l and a segment's sums (headDim f32) each. */
 // @ts-ignore: decorator
-@inline function singleT<T>(out: usize, q: usize, k: usize, v: usize, t: i32, start: i32, nHead: i32, nHeadKv: i32,
-  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
+@inline function segScratch(nh: i32, headDim: i32): usize {
+  return <usize>nh * <usize>(SEG + 2 + 2 + headDim) << 2;
+}
+
+/**
+ * Query t over positions [p0s, p1s) (p0s a multiple of SEG), heads [h0, h1): every head's scores
+ * block by block (the keys read front to back once) into scores (SEG f32 per head), per head its
+ * maximum and Σ exp (ml + 8·(h − h0): m, l), then the values block by block, each head's
+ * unnormalized weighted sum at o + (h − h0)·os (carried there between blocks).
+ */
+function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usize, t: i32, p0s: i32, p1s: i32,
+  nHead: i32, nHeadKv: i32, headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
   const group = nHead / nHeadKv;
   const hb = <usize>(BLOCK * headDim) * sizeof<T>(), bb = <usize>nHeadKv * hb;
   const fast = (headDim & 15) == 0;
-  const nPos = start + t + 1;
-  const sb = <usize>nPos << 2, inv = scores + <usize>(h1 - h0) * sb;
-  const qt = q + (<usize>(t * nHead) * headDim << 2), ot = out + (<usize>(t * nHead) * headDim << 2);
-  for (let p0 = 0; p0 < nPos; p0 += BLOCK) {
-    const n = min(BLOCK, nPos - p0), kb = k + <usize>(p0 / BLOCK) * bb;
+  const sb: usize = SEG << 2;
+  const qt = q + (<usize>(t * nHead) * headDim << 2);
+  for (let p0 = p0s; p0 < p1s; p0 += BLOCK) {
+    const n = min(BLOCK, p1s - p0), kb = k + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
-      const s = scores + <usize>(h - h0) * sb + (<usize>p0 << 2), qh = qt + (<usize>(h * headDim) << 2), kh = kb + <usize>(h / group) * hb;
+      const s = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), qh = qt + (<usize>(h * headDim) << 2), kh = kb + <usize>(h / group) * hb;
       if (fast) scoresT<T>(s, qh, kh, n, headDim, scale);
       else scoresAny<T>(s, qh, kh, n, headDim, scale);
     }
   }
-  for (let h = h0; h < h1; h++) store<f32>(inv + (<usize>(h - h0) << 2), 1 / expSum(scores + <usize>(h - h0) * sb, nPos));
-  for (let p0 = 0; p0 < nPos; p0 += BLOCK) {
-    const n = min(BLOCK, nPos - p0), vb = v + <usize>(p0 / BLOCK) * bb;
-    const last = p0 + BLOCK >= nPos;
+  for (let h = h0; h < h1; h++) expSumMax(scores + <usize>(h - h0) * sb, p1s - p0s, ml + (<usize>(h - h0) << 3));
+  for (let p0 = p0s; p0 < p1s; p0 += BLOCK) {
+    const n = min(BLOCK, p1s - p0), vb = v + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
-      const w = scores + <usize>(h - h0) * sb + (<usize>p0 << 2), oh = ot + (<usize>(h * headDim) << 2), vh = vb + <usize>(h / group) * hb;
-      const iv: f32 = last ? load<f32>(inv + (<usize>(h - h0) << 2)) : 1;
-      if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == 0, last, iv);
-      else weightedAny<T>(oh, vh, w, n, headDim, p0 == 0, last, iv);
+      const w = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), oh = o + <usize>(h - h0) * os, vh = vb + <usize>(h / group) * hb;
+      if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == p0s, false, 1);
+      else weightedAny<T>(oh, vh, w, n, headDim, p0 == p0s, false, 1);
     }
   }
 }
 
 /**
- * Queries t (A) and t + 1 (B, one position more) together: every score and every output value of
- * each is computed with exactly singleT's steps (same accumulators, same order), but the key and
- * value loads (and an f16 cache's widening) serve both. Scratch: both queries' scores, then both
- * 1/Σ (see attention).
+ * Fold one segment (maximum ms, Σ ls, sums at os) into one head's running maximum and Σ (ml: m,
+ * l) and sums (o, headDim f32): with M = max(m, ms), l ← l·e^(m−M) + ls·e^(ms−M) and
+ * o ← o·e^(m−M) + os·e^(ms−M).
+ */
+// @ts-ignore: decorator
+@inline function foldSegment(o: usize, ml: usize, os: usize, ms: f32, ls: f32, hd: i32): void {
+  const m = load<f32>(ml), mx = max(m, ms);
+  const a = f32x4.extract_lane(exp4(f32x4.splat(m - mx)), 0), b = f32x4.extract_lane(exp4(f32x4.splat(ms - mx)), 0);
+  store<f32>(ml, mx);
+  store<f32>(ml, load<f32>(ml, 4) * a + ls * b, 4);
+  const av = f32x4.splat(a), bv = f32x4.splat(b), h4 = hd & ~3;
+  let i = 0;
+  for (; i < h4; i += 4) {
+    const p = <usize>i << 2;
+    v128.store(o + p, f32x4.add(f32x4.mul(v128.load(o + p), av), f32x4.mul(v128.load(os + p), bv)));
+  }
+  for (; i < hd; i++) {
+    const p = <usize>i << 2;
+    store<f32>(o + p, load<f32>(o + p) * a + load<f32>(os + p) * b);
+  }
+}
+
+/** o[0..hd) ·= 1/l (ml + 4): the end of a head's fold. */
+// @ts-ignore: decorator
+@inline function normalize(o: usize, ml: usize, hd: i32): void {
+  const inv: f32 = 1 / load<f32>(ml, 4), iv = f32x4.splat(inv), h4 = hd & ~3;
+  let i = 0;
+  for (; i < h4; i += 4) v128.store(o + (<usize>i << 2), f32x4.mul(v128.load(o + (<usize>i << 2)), iv));
+  for (; i < hd; i++) store<f32>(o + (<usize>i << 2), load<f32>(o + (<usize>i << 2)) * inv);
+}
+
+/** Query t over positions 0..start+t (see attention), heads [h0, h1): segment by segment, folded in order. */
+// @ts-ignore: decorator
+@inline function singleT<T>(out: usize, q: usize, k: usize, v: usize, t: i32, start: i32, nHead: i32, nHeadKv: i32,
+  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
+  const nPos = start + t + 1, nh = <usize>(h1 - h0), hdb = <usize>headDim << 2;
+  const ot = out + (<usize>(t * nHead + h0) * headDim << 2);
+  const ml = scores + (nh * SEG << 2), mls = ml + (nh << 3), tmp = mls + (nh << 3);
+  // the first segment's sums go straight to the output, the others to tmp and are folded in
+  segmentT<T>(ot, hdb, ml, q, k, v, t, 0, min(SEG, nPos), nHead, nHeadKv, headDim, scale, h0, h1, scores);
+  for (let p = SEG; p < nPos; p += SEG) {
+    segmentT<T>(tmp, hdb, mls, q, k, v, t, p, min(p + SEG, nPos), nHead, nHeadKv, headDim, scale, h0, h1, scores);
+    for (let j: usize = 0; j < nh; j++) foldSegment(ot + j * hdb, ml + (j << 3), tmp + j * hdb, load<f32>(mls + (j << 3)), load<f32>(mls + (j << 3), 4), headDim);
+  }
+  for (let j: usize = 0; j < nh; j++) normalize(ot + j * hdb, ml + (j << 3), headDim);
+}
+
+/**
+ * Queries t (A) and t + 1 (B, one position more) together: each segment's scores, maxima, sums and
+ * folds are singleT's for each query (same accumulators, same order), but the key and value loads
+ * (and an f16 cache's widening) serve both. Scratch: A's then B's segment scratch (segScratch).
  */
 // @ts-ignore: decorator
 @inline function pairT<T>(out: usize, q: usize, k: usize, v: usize, t: i32, start: i32, nHead: i32, nHeadKv: i32,
   headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
-  const es = <usize>sizeof<T>();
-  const group = nHead / nHeadKv, nh = <usize>(h1 - h0);
-  const hb = <usize>(BLOCK * headDim) * es, bb = <usize>nHeadKv * hb;
-  const fast = (headDim & 15) == 0;
-  const nA = start + t + 1, nB = nA + 1;
-  const sb = <usize>nB << 2, sA = scores, sB = scores + nh * sb, inv = sB + nh * sb;
+  const nA = start + t + 1, nB = nA + 1, nh = <usize>(h1 - h0), hdb = <usize>headDim << 2;
   const row = <usize>(nHead * headDim) << 2;
-  const qA = q + <usize>t * row, oA = out + <usize>t * row;
-  for (let p0 = 0; p0 < nB; p0 += BLOCK) {
-    const cA = max(0, min(BLOCK, nA - p0)), cB = min(BLOCK, nB - p0), kb = k + <usize>(p0 / BLOCK) * bb;
+  const oA = out + (<usize>(t * nHead + h0) * headDim << 2), oB = oA + row;
+  const sA = scores, mlA = sA + (nh * SEG << 2), mlsA = mlA + (nh << 3), tA = mlsA + (nh << 3);
+  const sB = scores + segScratch(<i32>nh, headDim), mlB = sB + (nh * SEG << 2), mlsB = mlB + (nh << 3), tB = mlsB + (nh << 3);
+  for (let p = 0; p < nB; p += SEG) {
+    const eA = min(p + SEG, nA), eB = min(p + SEG, nB), first = p == 0;
+    const dA = first ? oA : tA, dB = first ? oB : tB, mA = first ? mlA : mlsA, mB = first ? mlB : mlsB;
+    if (eA > p) segment2T<T>(dA, dB, hdb, mA, mB, q, k, v, t, p, eA, eB, nHead, nHeadKv, headDim, scale, h0, h1, sA, sB);
+    else segmentT<T>(dB, hdb, mB, q, k, v, t + 1, p, eB, nHead, nHeadKv, headDim, scale, h0, h1, sB); // B's last position opens a segment
+    if (first) continue;
+    for (let j: usize = 0; j < nh; j++) {
+      if (eA > p) foldSegment(oA + j * hdb, mlA + (j << 3), tA + j * hdb, load<f32>(mlsA + (j << 3)), load<f32>(mlsA + (j << 3), 4), headDim);
+      foldSegment(oB + j * hdb, mlB + (j << 3), tB + j * hdb, load<f32>(mlsB + (j << 3)), load<f32>(mlsB + (j << 3), 4), headDim);
+    }
+  }
+  for (let j: usize = 0; j < nh; j++) {
+    normalize(oA + j * hdb, mlA + (j << 3), headDim);
+    normalize(oB + j * hdb, mlB + (j << 3), headDim);
+  }
+}
+
+/**
+ * segmentT for queries t (A: positions [p0s, eA)) and t + 1 (B: [p0s, eB), eB ≤ eA + 1), sharing
+ * every key and value load; each query's steps are segmentT's. Scores of A at sa, of B at sb.
+ */
+function segment2T<T>(oa: usize, ob: usize, os: usize, mla: usize, mlb: usize, q: usize, k: usize, v: usize, t: i32,
+  p0s: i32, eA: i32, eB: i32, nHead: i32, nHeadKv: i32, headDim: i32, scale: f32, h0: i32, h1: i32, sa: usize, sb: usize): void {
+  const group = nHead / nHeadKv;
+  const hb = <usize>(BLOCK * headDim) * sizeof<T>(), bb = <usize>nHeadKv * hb;
+  const fast = (headDim & 15) == 0;
+  const ss: usize = SEG << 2;
+  const row = <usize>(nHead * headDim) << 2;
+  const qA = q + <usize>t * row;
+  for (let p0 = p0s; p0 < eB; p0 += BLOCK) {
+    const cA = max(0, min(BLOCK, eA - p0)), cB = min(BLOCK, eB - p0), kb = k + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
-      const o = <usize>(h - h0) * sb + (<usize>p0 << 2), hq = <usize>(h * headDim) << 2, kh = kb + <usize>(h / group) * hb;
+      const o = <usize>(h - h0) * ss + (<usize>(p0 - p0s) << 2), hq = <usize>(h * headDim) << 2, kh = kb + <usize>(h / group) * hb;
       if (fast) {
-        if (cA > 0) scores2T<T>(sA + o, sB + o, qA + hq, qA + row + hq, kh, cA, headDim, scale);
-        if (cB > cA) scoreOneT<T>(sB + o, qA + row + hq, kh, cA, headDim, scale);
+        if (cA > 0) scores2T<T>(sa + o, sb + o, qA + hq, qA + row + hq, kh, cA, headDim, scale);
+        if (cB > cA) scoreOneT<T>(sb + o, qA + row + hq, kh, cA, headDim, scale);
       } else {
-        if (cA > 0) scoresAny<T>(sA + o, qA + hq, kh, cA, headDim, scale);
-        scoresAny<T>(sB + o, qA + row + hq, kh, cB, headDim, scale);
+        if (cA > 0) scoresAny<T>(sa + o, qA + hq, kh, cA, headDim, scale);
+        scoresAny<T>(sb + o, qA + row + hq, kh, cB, headDim, scale);
       }
     }
   }
   for (let h = h0; h < h1; h++) {
     const j = <usize>(h - h0);
-    store<f32>(inv + (j << 2), 1 / expSum(sA + j * sb, nA));
-    store<f32>(inv + ((nh + j) << 2), 1 / expSum(sB + j * sb, nB));
+    expSumMax(sa + j * ss, eA - p0s, mla + (j << 3));
+    expSumMax(sb + j * ss, eB - p0s, mlb + (j << 3));
   }
-  for (let p0 = 0; p0 < nB; p0 += BLOCK) {
-    const cA = max(0, min(BLOCK, nA - p0)), cB = min(BLOCK, nB - p0), vb = v + <usize>(p0 / BLOCK) * bb;
-    const lastA = p0 + BLOCK >= nA, lastB = p0 + BLOCK >= nB;
+  for (let p0 = p0s; p0 < eB; p0 += BLOCK) {
+    const cA = max(0, min(BLOCK, eA - p0)), cB = min(BLOCK, eB - p0), vb = v + <usize>(p0 / BLOCK) * bb;
+    const first = p0 == p0s;
     for (let h = h0; h < h1; h++) {
-      const j = <usize>(h - h0), o = j * sb + (<usize>p0 << 2), ho = <usize>(h * headDim) << 2, vh = vb + <usize>(h / group) * hb;
-      const ivA: f32 = lastA ? load<f32>(inv + (j << 2)) : 1, ivB: f32 = lastB ? load<f32>(inv + ((nh + j) << 2)) : 1;
-      if (fast && cA > 0) weighted2T<T>(oA + ho, oA + row + ho, vh, sA + o, sB + o, cA, cB, headDim, p0 == 0, lastA, lastB, ivA, ivB);
-      else if (fast) weightedT<T>(oA + row + ho, vh, sB + o, cB, headDim, p0 == 0, lastB, ivB);
+      const j = <usize>(h - h0), o = j * ss + (<usize>(p0 - p0s) << 2), vh = vb + <usize>(h / group) * hb;
+      const dA = oa + j * os, dB = ob + j * os;
+      if (fast && cA > 0) weighted2T<T>(dA, dB, vh, sa + o, sb + o, cA, cB, headDim, first, false, false, 1, 1);
+      else if (fast) weightedT<T>(dB, vh, sb + o, cB, headDim, first, false, 1);
       else {
-        if (cA > 0) weightedAny<T>(oA + ho, vh, sA + o, cA, headDim, p0 == 0, lastA, ivA);
-        weightedAny<T>(oA + row + ho, vh, sB + o, cB, headDim, p0 == 0, lastB, ivB);
+        if (cA > 0) weightedAny<T>(dA, vh, sa + o, cA, headDim, first, false, 1);
+        weightedAny<T>(dB, vh, sb + o, cB, headDim, first, false, 1);
       }
     }
   }
+}
+
+/**
+ * Decode of one query at position start over segments [s0, s1), all heads: each (segment, head)'s
+ * maximum, Σ and unnormalized sums into partials (per segment: nHead·headDim f32 of sums, then
+ * nHead (m, l) pairs) for attentionFold. The pool deals each thread a run of whole segments, so
+ * each thread reads one stretch of the cache front to back. scores: segScratch(nHead, headDim) bytes.
+ */
+export function attentionSegments(partials: usize, q: usize, k: usize, v: usize, start: i32, nHead: i32, nHeadKv: i32,
+  headDim: i32, scale: f32, s0: i32, s1: i32, scores: usize, kvHalf: i32): void {
+  const nPos = start + 1, hdb = <usize>headDim << 2, rec = <usize>nHead * (hdb + 8);
+  for (let s = s0; s < s1; s++) {
+    const o = partials + <usize>s * rec, ml = o + <usize>nHead * hdb, p = s * SEG, e = min(p + SEG, nPos);
+    if (kvHalf != 0) segmentT<u16>(o, hdb, ml, q, k, v, 0, p, e, nHead, nHeadKv, headDim, scale, 0, nHead, scores);
+    else segmentT<f32>(o, hdb, ml, q, k, v, 0, p, e, nHead, nHeadKv, headDim, scale, 0, nHead, scores);
+  }
+}
+
+/** Segments of attention over nPos positions (decode: start + 1). */
+export function attentionSegmentCount(nPos: i32): i32 {
+  return (nPos + SEG - 1) / SEG;
+}
+
+/**
+ * out (nHead·headDim f32) = the fold of attentionSegments' nSeg segments, in order, as singleT
+ * folds them (the same bits): the first segment's sums copied, the others folded in, then 1/l.
+ */
+export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32, headDim: i32): void {
+  const hdb = <usize>headDim << 2, rec = <usize>nHead * (hdb + 8), mls = <usize>nHead * hdb;
+  memory.copy(out, partials, mls);
+  for (let s = 1; s < nSeg; s++) {
+    const base = partials + <usize>s * rec;
+    for (let h: usize = 0; h < <usize>nHead; h++) {
+      const ms = base + mls + (h << 3);
+      foldSegment(out + h * hdb, partials + mls + (h << 3), base + h * hdb, load<f32>(ms), load<f32>(ms, 4), headDim);
+    }
+  }
+  for (let h: usize = 0; h < <usize>nHead; h++) normalize(out + h * hdb, partials + mls + (h << 3), headDim);
 }
 
 /**

@@ -45,6 +45,17 @@ export function softmax(x: usize, n: i32): void {
  * attention scales its weighted sum by 1/Σ once instead).
  */
 export function expSum(x: usize, n: i32): f32 {
+  return expSumAt(x, n, 0);
+}
+
+/** expSum, storing max x at ml and the returned Σ at ml + 4 (attention's segments). */
+export function expSumMax(x: usize, n: i32, ml: usize): void {
+  expSumAt(x, n, ml);
+}
+
+/** The body of expSum and expSumMax (ml = 0: store nothing). */
+// @ts-ignore: decorator
+@inline function expSumAt(x: usize, n: i32, ml: usize): f32 {
   let m4 = f32x4.splat(-Infinity);
   let i = 0;
   for (; i + 4 <= n; i += 4) m4 = f32x4.pmax(m4, v128.load(x + (<usize>i << 2))); // pmax: one maxps; a NaN still reaches the sum
@@ -66,6 +77,7 @@ export function expSum(x: usize, n: i32): f32 {
     store<f32>(p, e);
     sum += e;
   }
+  if (ml != 0) { store<f32>(ml, mx); store<f32>(ml, sum, 4); }
   return sum;
 }
 

@@ -17,7 +17,7 @@
 // (a worker the OS has not scheduled yet) thus costs only the chunks it has not run: the others
 // take them from the far end, and it takes the rest when it arrives.
 import { matmul, matmulSegments } from './index';
-import { attention } from './attention';
+import { attention, attentionSegments } from './attention';
 import { swiglu } from './ops';
 import { quantizeBlocks, quantizeBlocksI8 } from './q8';
 
@@ -25,7 +25,7 @@ const GEN: usize = 0, FIN: usize = 4, OP: usize = 8, NTHREADS: usize = 16, NCHUN
 const ARGS: usize = 64, SIZE_ARG: usize = 15, SEEN: usize = 192, RANGES: usize = 4096;
 const TAG_MASK: i32 = 0x7fff;
 const FIELD: u64 = 0xffffff;
-const OP_QUIT = 0, OP_MATMUL = 1, OP_ATTENTION = 2, OP_SWIGLU = 3, OP_QUANTIZE = 4, OP_MATMUL_SEGMENTS = 5;
+const OP_QUIT = 0, OP_MATMUL = 1, OP_ATTENTION = 2, OP_SWIGLU = 3, OP_QUANTIZE = 4, OP_MATMUL_SEGMENTS = 5, OP_ATTENTION_SEGMENTS = 6;
 
 // @ts-ignore: decorator
 @inline function arg(ctrl: usize, i: usize): f64 {
@@ -50,6 +50,10 @@ function runChunk(ctrl: usize, op: i32, c: i32, index: i32): void {
     attention(<usize>arg(ctrl, 0), <usize>arg(ctrl, 1), <usize>arg(ctrl, 2), <usize>arg(ctrl, 3), <i32>arg(ctrl, 4),
       <i32>arg(ctrl, 5), nHead, <i32>arg(ctrl, 7), <i32>arg(ctrl, 8), <f32>arg(ctrl, 9), lo, min(nHead, lo + size),
       <usize>(arg(ctrl, 10) + <f64>index * arg(ctrl, 11)), <i32>arg(ctrl, 12));
+  } else if (op == OP_ATTENTION_SEGMENTS) {
+    attentionSegments(<usize>arg(ctrl, 0), <usize>arg(ctrl, 1), <usize>arg(ctrl, 2), <usize>arg(ctrl, 3), <i32>arg(ctrl, 4),
+      <i32>arg(ctrl, 5), <i32>arg(ctrl, 6), <i32>arg(ctrl, 7), <f32>arg(ctrl, 8), lo, min(<i32>arg(ctrl, 12), lo + size),
+      <usize>(arg(ctrl, 9) + <f64>index * arg(ctrl, 10)), <i32>arg(ctrl, 11));
   } else if (op == OP_SWIGLU) {
     const i0 = <usize>lo << 2, n = <i32>arg(ctrl, 3);
     swiglu(<usize>arg(ctrl, 0) + i0, <usize>arg(ctrl, 1) + i0, <usize>arg(ctrl, 2) + i0, min(n, lo + size) - lo);
