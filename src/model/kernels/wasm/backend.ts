@@ -47,9 +47,6 @@ const PARALLEL_MIN_VALUES = 32768;
  */
 const WIDEN_MIN_TOKENS = 16;
 
-/** Positions per attention segment (wasm/assembly/attention.ts SEG). */
-const ATTENTION_SEGMENT = 128;
-
 /** Types whose int8 kernel serves one-token decode only (wasm/assembly/q8.ts q23KRow). */
 const DECODE_ONLY_INT8 = new Set<GGMLType>([GGMLType.Q2_K, GGMLType.Q3_K]);
 
@@ -412,8 +409,7 @@ export class WasmBackend {
       kp = k32; vp = v32; kvHalf = 0;
     }
     const op = this.output(out, 'out', nTok * nHead * headDim);
-    // two queries' segment scratch (prefill pairs; see the wasm attention)
-    this.ensureScratch(2 * nHead * (ATTENTION_SEGMENT + 4 + headDim) * 4);
+    this.ensureScratch(this.kernels.attentionScratchBytes(nHead, headDim));
     const pooled = this.pool !== null && (start + nTok) * nHead * headDim * nTok >= this.parallelMin;
     const nSeg = nTok === 1 ? this.kernels.attentionSegmentCount(start + 1) : 0;
     if (pooled && nSeg >= 2) {

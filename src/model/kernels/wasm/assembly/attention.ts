@@ -32,12 +32,13 @@ const BLOCK = 32;
  * Attention of nTok queries at positions start.. over the KV cache. q, out: (nTok, nHead·headDim)
  * f32; k, v: blocks of BLOCK positions, each (nHeadKv, BLOCK, headDim) (src/kv/cache.ts), holding
  * at least start + nTok positions; `kvHalf` ≠ 0: they hold f16 bits. Computes heads [h0, h1) only
- * (threads split by head). `scores`: 2·(h1 − h0)·(start + nTok + 1) f32 of scratch.
- * Per query: every head's scores, block by block (so the keys are read front to back once), then
- * per head exponentiated in place, then the values block by block, each head's weighted sum
- * carried in `out` between blocks and scaled by 1/Σ at the end (as the TypeScript reference
- * does). Decode and prefill take the same steps per (token, head): a position's output does not
- * depend on how the prompt was split into calls, nor on the thread split.
+ * (threads split by head). `scores`: attentionScratchBytes(h1 − h0, headDim) bytes of scratch.
+ * Per query and segment of its positions (SEG): every head's scores, block by block (so the keys
+ * are read front to back once), then per head exponentiated in place, then the values block by
+ * block, each head's weighted sum carried between blocks; the segments are folded in order and
+ * the sum scaled by 1/Σ at the end. Decode and prefill take the same steps per (token, head): a
+ * position's output does not depend on how the prompt was split into calls, nor on the thread
+ * split (attentionSegments + attentionFold take the same steps too).
  */
 export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, start: i32, nHead: i32, nHeadKv: i32,
   headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize, kvHalf: i32): void {
@@ -250,6 +251,11 @@ export function attentionSegments(partials: usize, q: usize, k: usize, v: usize,
 /** Segments of attention over nPos positions (decode: start + 1). */
 export function attentionSegmentCount(nPos: i32): i32 {
   return (nPos + SEG - 1) / SEG;
+}
+
+/** Scratch bytes attention needs per thread for nh heads (two queries' segment scratch: prefill pairs). */
+export function attentionScratchBytes(nh: i32, headDim: i32): usize {
+  return segScratch(nh, headDim) << 1;
 }
 
 /**
