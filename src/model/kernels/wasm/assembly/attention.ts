@@ -64,9 +64,10 @@ export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, s
  * those of a single softmax. Decode with two threads or more gives each thread whole segments
  * (attentionSegments, then attentionFold): each reads one stretch of the cache, all heads, front
  * to back. Split by heads, each thread's part of a 32-position block is a run of a few KiB, and
- * with the cache coming from memory two threads were no faster than one (110M shapes, 197
- * positions, f16 cache, 12 layers after the caches were evicted: 54 µs a layer by heads, 36 by
- * positions).
+ * with the cache coming from memory two threads were no faster than one (110M shapes, f16 cache,
+ * 12 layers after the caches were evicted, two threads: 65 µs a layer by heads, 50 by segments at
+ * 197 positions; 255 and 148 at 1000). Segments of 64 balanced two threads better but cost one
+ * thread 10–14% at 1000 positions (each segment's maxima, sums and fold); 128: 4–5%.
  */
 const SEG = 128;
 
@@ -82,6 +83,8 @@ const SEG = 128;
  * maximum and Σ exp (ml + 8·(h − h0): m, l), then the values block by block, each head's
  * unnormalized weighted sum at o + (h − h0)·os (carried there between blocks).
  */
+// not inlined: inlined into singleT and pairT (twice each), the larger functions' code made
+// one-thread 110M Q4_0 decode 6% slower
 function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usize, t: i32, p0s: i32, p1s: i32,
   nHead: i32, nHeadKv: i32, headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
   const group = nHead / nHeadKv;
