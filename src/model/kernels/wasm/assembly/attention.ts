@@ -112,13 +112,13 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
 }
 
 /**
- * Fold one segment (maximum ms, Σ ls, sums at os) into one head's running maximum and Σ (ml: m,
- * l) and sums (o, headDim f32): with M = max(m, ms), l ← l·e^(m−M) + ls·e^(ms−M) and
+ * Fold one segment (its maximum and Σ at mls, sums at os) into one head's running maximum and Σ
+ * (ml: m, l) and sums (o, headDim f32): with M = max(m, ms), l ← l·e^(m−M) + ls·e^(ms−M) and
  * o ← o·e^(m−M) + os·e^(ms−M).
  */
 // @ts-ignore: decorator
-@inline function foldSegment(o: usize, ml: usize, os: usize, ms: f32, ls: f32, hd: i32): void {
-  const m = load<f32>(ml), mx = max(m, ms);
+@inline function foldSegment(o: usize, ml: usize, os: usize, mls: usize, hd: i32): void {
+  const m = load<f32>(ml), ms = load<f32>(mls), ls = load<f32>(mls, 4), mx = max(m, ms);
   const a = f32x4.extract_lane(exp4(f32x4.splat(m - mx)), 0), b = f32x4.extract_lane(exp4(f32x4.splat(ms - mx)), 0);
   store<f32>(ml, mx);
   store<f32>(ml, load<f32>(ml, 4) * a + ls * b, 4);
@@ -132,6 +132,23 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
     const p = <usize>i << 2;
     store<f32>(o + p, load<f32>(o + p) * a + load<f32>(os + p) * b);
   }
+}
+
+/**
+ * foldSegment for nh heads: running sums at o and a segment's at os (hd f32 per head), running
+ * (m, l) pairs at ml and the segment's at mls (8 bytes per head).
+ */
+// @ts-ignore: decorator
+@inline function foldHeads(o: usize, ml: usize, os: usize, mls: usize, nh: usize, hd: i32): void {
+  const hdb = <usize>hd << 2;
+  for (let j: usize = 0; j < nh; j++) foldSegment(o + j * hdb, ml + (j << 3), os + j * hdb, mls + (j << 3), hd);
+}
+
+/** normalize for nh heads (sums at o, hd f32 per head; (m, l) pairs at ml). */
+// @ts-ignore: decorator
+@inline function normalizeHeads(o: usize, ml: usize, nh: usize, hd: i32): void {
+  const hdb = <usize>hd << 2;
+  for (let j: usize = 0; j < nh; j++) normalize(o + j * hdb, ml + (j << 3), hd);
 }
 
 /** o[0..hd) ·= 1/l (ml + 4): the end of a head's fold. */
@@ -154,9 +171,9 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
   segmentT<T>(ot, hdb, ml, q, k, v, t, 0, min(SEG, nPos), nHead, nHeadKv, headDim, scale, h0, h1, scores);
   for (let p = SEG; p < nPos; p += SEG) {
     segmentT<T>(tmp, hdb, mls, q, k, v, t, p, min(p + SEG, nPos), nHead, nHeadKv, headDim, scale, h0, h1, scores);
-    for (let j: usize = 0; j < nh; j++) foldSegment(ot + j * hdb, ml + (j << 3), tmp + j * hdb, load<f32>(mls + (j << 3)), load<f32>(mls + (j << 3), 4), headDim);
+    foldHeads(ot, ml, tmp, mls, nh, headDim);
   }
-  for (let j: usize = 0; j < nh; j++) normalize(ot + j * hdb, ml + (j << 3), headDim);
+  normalizeHeads(ot, ml, nh, headDim);
 }
 
 /**
@@ -178,15 +195,11 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
     if (eA > p) segment2T<T>(dA, dB, hdb, mA, mB, q, k, v, t, p, eA, eB, nHead, nHeadKv, headDim, scale, h0, h1, sA, sB);
     else segmentT<T>(dB, hdb, mB, q, k, v, t + 1, p, eB, nHead, nHeadKv, headDim, scale, h0, h1, sB); // B's last position opens a segment
     if (first) continue;
-    for (let j: usize = 0; j < nh; j++) {
-      if (eA > p) foldSegment(oA + j * hdb, mlA + (j << 3), tA + j * hdb, load<f32>(mlsA + (j << 3)), load<f32>(mlsA + (j << 3), 4), headDim);
-      foldSegment(oB + j * hdb, mlB + (j << 3), tB + j * hdb, load<f32>(mlsB + (j << 3)), load<f32>(mlsB + (j << 3), 4), headDim);
-    }
+    if (eA > p) foldHeads(oA, mlA, tA, mlsA, nh, headDim);
+    foldHeads(oB, mlB, tB, mlsB, nh, headDim);
   }
-  for (let j: usize = 0; j < nh; j++) {
-    normalize(oA + j * hdb, mlA + (j << 3), headDim);
-    normalize(oB + j * hdb, mlB + (j << 3), headDim);
-  }
+  normalizeHeads(oA, mlA, nh, headDim);
+  normalizeHeads(oB, mlB, nh, headDim);
 }
 
 /**
@@ -266,16 +279,14 @@ export function attentionScratchBytes(nh: i32, headDim: i32): usize {
  * folds them (the same bits): the first segment's sums copied, the others folded in, then 1/l.
  */
 export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32, headDim: i32): void {
-  const hdb = <usize>headDim << 2, rec = <usize>nHead * (hdb + 8), mls = <usize>nHead * hdb;
-  memory.copy(out, partials, mls);
+  const hdb = <usize>headDim << 2, rec = <usize>nHead * (hdb + 8), sums = <usize>nHead * hdb, nh = <usize>nHead;
+  // the first segment's (m, l) pairs (at partials + sums) become the running ones
+  memory.copy(out, partials, sums);
   for (let s = 1; s < nSeg; s++) {
     const base = partials + <usize>s * rec;
-    for (let h: usize = 0; h < <usize>nHead; h++) {
-      const ms = base + mls + (h << 3);
-      foldSegment(out + h * hdb, partials + mls + (h << 3), base + h * hdb, load<f32>(ms), load<f32>(ms, 4), headDim);
-    }
+    foldHeads(out, partials + sums, base, base + sums, nh, headDim);
   }
-  for (let h: usize = 0; h < <usize>nHead; h++) normalize(out + h * hdb, partials + mls + (h << 3), headDim);
+  normalizeHeads(out, partials + sums, nh, headDim);
 }
 
 /**
