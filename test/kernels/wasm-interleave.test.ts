@@ -224,16 +224,25 @@ test('interleaved F16 decode falls back for activations beyond the pre-scaling r
 
 test('interleaved F32, F16 and BF16 groups: a token prefilled with others gets the same bits as the token decoded alone', () => {
   // The decode kernels (rows4F32; rows4Half, rows4BF16 over paired halves) and the prefill tiles
-  // (group4x2F32, f16/bf16 groups converted back to element order first) take the same steps per
-  // row and token; so do the trailing nOut mod 4 rows (GGUF order) of each path.
+  // (group4x2F32; f16/bf16 groups converted back to element order first, then group4x2Pairs in the
+  // relaxed build, where decode keeps two sums per row) take the same steps per row and token; so
+  // do the trailing nOut mod 4 rows (GGUF order) of each path. nIn 80: an odd number of 16-value
+  // chunks (group4x2Pairs takes two per step); 5 tokens: a pair tile and an odd last token.
   const rng = createRng(21);
-  for (const type of [GGMLType.F32, GGMLType.F16, GGMLType.BF16]) {
-    for (const be of [one, two]) {
-      const nIn = 96, nOut = 15, nTok = 5;
-      const w = copyOf(randWeight(rng, type, nIn, nOut), nIn, nOut);
-      be.interleave(w);
-      assertPrefillEqualsDecode(be.matmul.bind(be), w, randF32(rng, nIn * nTok), nIn, nOut, nTok, `${typeName(type)} threads=${be.threads}`);
+  const simd = createWasmBackend({ threads: 1, variant: 'simd128' });
+  try {
+    for (const type of [GGMLType.F32, GGMLType.F16, GGMLType.BF16]) {
+      for (const be of [one, two, simd]) {
+        for (const nIn of [96, 80]) {
+          const nOut = 15, nTok = 5;
+          const w = copyOf(randWeight(rng, type, nIn, nOut), nIn, nOut);
+          be.interleave(w);
+          assertPrefillEqualsDecode(be.matmul.bind(be), w, randF32(rng, nIn * nTok), nIn, nOut, nTok, `${typeName(type)} ${be.variant} threads=${be.threads} nIn=${nIn}`);
+        }
+      }
     }
+  } finally {
+    void simd.close();
   }
 });
 

@@ -4,7 +4,7 @@ import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes, scaleHa
 import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
-import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
+import { PAIRED_TWO_SUMS, dequantGroupHalf, group4x2F32, group4x2Pairs, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
 import { bandGroup, bandGroup4x2, bandRows, bandRowsDot, blockStride, chunkBytes, gatherRow, gatherRowAt, rowIn, transposed } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
@@ -148,17 +148,17 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
 
 /**
  * Prefill of rows [g0, g1) (whole interleaved f32/f16/bf16 groups): per tile of TILE tokens, each
- * group (f16/bf16: first converted into `scratch` by dequantGroupHalf, chunks in the group's order,
- * each back in element order) against token pairs with group4x2F32, an odd last token with
- * rows4F32; a banded f32 group (interleave.ts) takes the same steps block by block (bandGroup4x2,
- * bandGroup).
+ * group against token pairs with group4x2F32, an odd last token with rows4F32; f16/bf16 groups
+ * are first converted into `scratch` by dequantGroupHalf (chunks in the group's order, each back
+ * in element order) and, where the decode kernel keeps two sums per row (PAIRED_TWO_SUMS), run
+ * by group4x2Pairs (its sums in the 128 bytes after the group); a banded f32 group
+ * (interleave.ts) takes the same steps block by block (bandGroup4x2, bandGroup).
  */
 function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, nIn: i32, nOut: i32, nTok: i32, g0: i32, g1: i32, scratch: usize): void {
   const xb = <usize>nIn << 2, os = <usize>nOut << 2, nb = bandRows(cb, nIn, nOut); // (0 unless f32)
   for (let t0 = 0; t0 < nTok; t0 += TILE) {
     const t1 = min(nTok, t0 + TILE);
     for (let g = g0; g < g1; g += 4) {
-      let grp = w + <usize>g * rb;
       if (g < nb) {
         // a banded group: the same tiles, block by block (interleave.ts)
         let t = t0;
@@ -166,8 +166,17 @@ function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb:
         if (t < t1) bandGroup(w, g >> 2, rb, nIn, x + <usize>t * xb, scratch, out + ((<usize>t * <usize>nOut + <usize>g) << 2));
         continue;
       }
-      if (type == F16 || type == BF16) { dequantGroupHalf(type == BF16, grp, scratch, nIn << 2); grp = scratch; }
+      const half = type == F16 || type == BF16;
+      if (half) dequantGroupHalf(type == BF16, w + <usize>g * rb, scratch, nIn << 2);
+      const grp = half ? scratch : w + <usize>g * rb;
       let t = t0;
+      if (half && PAIRED_TWO_SUMS) {
+        // the decode kernel's two sums per row (rows4Half)
+        const acc = scratch + (<usize>nIn << 4);
+        for (; t + 2 <= t1; t += 2) group4x2Pairs(scratch, x + <usize>t * xb, xb, nIn, acc, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
+        if (t < t1) group4x2Pairs(scratch, x + <usize>t * xb, 0, nIn, acc, out + ((<usize>t * <usize>nOut + <usize>g) << 2), 0);
+        continue;
+      }
       for (; t + 2 <= t1; t += 2) group4x2F32(grp, x + <usize>t * xb, xb, nIn, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
       if (t < t1) v128.store(out + ((<usize>t * <usize>nOut + <usize>g) << 2), rows4F32(grp, 64, 256, x + <usize>t * xb, nIn));
     }
