@@ -105,8 +105,8 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
     const n = min(BLOCK, p1s - p0), vb = v + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
       const w = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), oh = o + <usize>(h - h0) * os, vh = vb + <usize>(h / group) * hb;
-      if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == p0s, false, 1);
-      else weightedAny<T>(oh, vh, w, n, headDim, p0 == p0s, false, 1);
+      if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == p0s);
+      else weightedAny<T>(oh, vh, w, n, headDim, p0 == p0s);
     }
   }
 }
@@ -238,11 +238,11 @@ function segment2T<T>(oa: usize, ob: usize, os: usize, mla: usize, mlb: usize, q
     for (let h = h0; h < h1; h++) {
       const j = <usize>(h - h0), o = j * ss + (<usize>(p0 - p0s) << 2), vh = vb + <usize>(h / group) * hb;
       const dA = oa + j * os, dB = ob + j * os;
-      if (fast && cA > 0) weighted2T<T>(dA, dB, vh, sa + o, sb + o, cA, cB, headDim, first, false, false, 1, 1);
-      else if (fast) weightedT<T>(dB, vh, sb + o, cB, headDim, first, false, 1);
+      if (fast && cA > 0) weighted2T<T>(dA, dB, vh, sa + o, sb + o, cA, cB, headDim, first);
+      else if (fast) weightedT<T>(dB, vh, sb + o, cB, headDim, first);
       else {
-        if (cA > 0) weightedAny<T>(dA, vh, sa + o, cA, headDim, first, false, 1);
-        weightedAny<T>(dB, vh, sb + o, cB, headDim, first, false, 1);
+        if (cA > 0) weightedAny<T>(dA, vh, sa + o, cA, headDim, first);
+        weightedAny<T>(dB, vh, sb + o, cB, headDim, first);
       }
     }
   }
@@ -370,15 +370,15 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
 /**
  * One cache block's share of a head's output: o[0..hd) += Σ_p w[p]·v_p over the block's n
  * positions (kv/cache.ts: 16-dim columns of BLOCK rows, so each pass reads consecutive bytes; hd
- * a multiple of 16), starting from 0 when `first`, scaled by inv when `last`. Per column four
+ * a multiple of 16), starting from 0 when `first` (unnormalized: the fold scales by 1/Σ). Per column four
  * accumulators take two positions per step, a += (w_p·v_p + w_{p+1}·v_{p+1}), so the
  * loop-carried chain is one add per two positions; pairs start at even positions (blocks hold an
  * even number of them).
  */
 // @ts-ignore: decorator
-@inline function weightedT<T>(o: usize, v: usize, w: usize, n: i32, hd: i32, first: bool, last: bool, inv: f32): void {
+@inline function weightedT<T>(o: usize, v: usize, w: usize, n: i32, hd: i32, first: bool): void {
   const col = <usize>(BLOCK << 4) * <usize>sizeof<T>();
-  for (let d = 0; d < hd; d += 16) weightedColumn<T>(o + (<usize>d << 2), v + <usize>(d >> 4) * col, w, 0, n, first, last, inv);
+  for (let d = 0; d < hd; d += 16) weightedColumn<T>(o + (<usize>d << 2), v + <usize>(d >> 4) * col, w, 0, n, first);
 }
 
 /**
@@ -386,7 +386,7 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
  * positions [p0, n) (p0 even), continuing the sums stored at od unless `first`.
  */
 // @ts-ignore: decorator
-@inline function weightedColumn<T>(od: usize, vd: usize, w: usize, p0: i32, n: i32, first: bool, last: bool, inv: f32): void {
+@inline function weightedColumn<T>(od: usize, vd: usize, w: usize, p0: i32, n: i32, first: bool): void {
   const es = <usize>sizeof<T>(), u = unscale<T>();
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   if (!first) { a0 = v128.load(od); a1 = v128.load(od, 16); a2 = v128.load(od, 32); a3 = v128.load(od, 48); }
@@ -407,10 +407,6 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
     a0 = madd(load4<T>(r), s0, a0); a1 = madd(load4<T>(r + 4 * es), s0, a1);
     a2 = madd(load4<T>(r + 8 * es), s0, a2); a3 = madd(load4<T>(r + 12 * es), s0, a3);
   }
-  if (last) {
-    const iv = f32x4.splat(inv);
-    a0 = f32x4.mul(a0, iv); a1 = f32x4.mul(a1, iv); a2 = f32x4.mul(a2, iv); a3 = f32x4.mul(a3, iv);
-  }
   v128.store(od, a0); v128.store(od, a1, 16); v128.store(od, a2, 32); v128.store(od, a3, 48);
 }
 
@@ -421,7 +417,7 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
  */
 // @ts-ignore: decorator
 @inline function weighted2T<T>(oa: usize, ob: usize, v: usize, wa: usize, wb: usize, nA: i32, nB: i32, hd: i32,
-  first: bool, lastA: bool, lastB: bool, invA: f32, invB: f32): void {
+  first: bool): void {
   const es = <usize>sizeof<T>(), col = <usize>(BLOCK << 4) * es;
   const u = unscale<T>();
   const e = nA & ~1;
@@ -446,12 +442,12 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
       x = load4<T>(r + 12 * es); y = load4<T>(r + 28 * es);
       a3 = f32x4.add(a3, madd(y, s1, f32x4.mul(x, s0))); b3 = f32x4.add(b3, madd(y, t1, f32x4.mul(x, t0)));
     }
-    // the positions from e on (A: one, when nA is odd; B: one or two) and the 1/Σ scaling: the
-    // one-query steps, continuing from the sums stored unscaled
+    // the positions from e on (A: one, when nA is odd; B: one or two): the one-query steps,
+    // continuing from the sums stored
     v128.store(da, a0); v128.store(da, a1, 16); v128.store(da, a2, 32); v128.store(da, a3, 48);
     v128.store(db, b0); v128.store(db, b1, 16); v128.store(db, b2, 32); v128.store(db, b3, 48);
-    weightedColumn<T>(da, vd, wa, e, nA, false, lastA, invA);
-    weightedColumn<T>(db, vd, wb, e, nB, false, lastB, invB);
+    weightedColumn<T>(da, vd, wa, e, nA, false);
+    weightedColumn<T>(db, vd, wb, e, nB, false);
   }
 }
 
@@ -471,7 +467,7 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
 
 /** weightedT for other head sizes (rows of hd values): four dims at a time, then the rest. */
 // @ts-ignore: decorator
-@inline function weightedAny<T>(o: usize, v: usize, w: usize, n: i32, hd: i32, first: bool, last: bool, inv: f32): void {
+@inline function weightedAny<T>(o: usize, v: usize, w: usize, n: i32, hd: i32, first: bool): void {
   const es = <usize>sizeof<T>(), u = unscale<T>(), h4 = hd & ~3;
   for (let d = 0; d < h4; d += 4) {
     const od = o + (<usize>d << 2);
@@ -480,12 +476,12 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
       const x = v128.load32_splat(w + (<usize>p << 2));
       a = madd(load4<T>(v + <usize>(p * hd + d) * es), sizeof<T>() == 4 ? x : f32x4.mul(x, u), a);
     }
-    v128.store(od, last ? f32x4.mul(a, f32x4.splat(inv)) : a);
+    v128.store(od, a);
   }
   for (let i = h4; i < hd; i++) {
     let a: f32 = first ? 0 : load<f32>(o + (<usize>i << 2));
     for (let p = 0; p < n; p++) a += load<f32>(w + (<usize>p << 2)) * value<T>(v + <usize>(p * hd + i) * es);
-    store<f32>(o + (<usize>i << 2), last ? a * inv : a);
+    store<f32>(o + (<usize>i << 2), a);
   }
 }
 
