@@ -178,7 +178,7 @@ function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb:
         continue;
       }
       for (; t + 2 <= t1; t += 2) group4x2F32(grp, x + <usize>t * xb, xb, nIn, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
-      if (t < t1) v128.store(out + ((<usize>t * <usize>nOut + <usize>g) << 2), rows4F32(grp, 64, 256, x + <usize>t * xb, nIn));
+      if (t < t1) v128.store(out + ((<usize>t * <usize>nOut + <usize>g) << 2), rows4F32(grp, 64, 256, x + <usize>t * xb, nIn, scratch));
     }
   }
 }
@@ -193,7 +193,7 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
       if (type == F32 && cb != 0 && r >= n4) {
         // a trailing row of an interleaved f32 matrix: the decode kernel's steps (rows4F32, lane 0)
         const row = w + <usize>r * rb;
-        for (let t = t0; t < t1; t++) v128.store32_lane(out + ((<usize>t * <usize>nOut + <usize>r) << 2), rows4F32(row, 0, 64, x + <usize>t * xb, nIn), 0);
+        for (let t = t0; t < t1; t++) v128.store32_lane(out + ((<usize>t * <usize>nOut + <usize>r) << 2), rows4F32(row, 0, 64, x + <usize>t * xb, nIn, scratch), 0);
         continue;
       }
       if ((type == F16 || type == BF16) && cb != 0 && r >= n4) {
@@ -316,7 +316,7 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
 @inline function rows4(type: i32, w: usize, rs: usize, cs: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, scratch: usize, fence: usize): v128 {
   if (type == Q4_K) return rows4Q4K(w, rs, cs, xq, xd, xs, nIn, scratch, fence);
   if (type == Q5_K) return rows4Q5K(w, rs, cs, xq, xd, xs, nIn, scratch, fence);
-  if (type == F32) return rows4F32(w, rs, cs, x, nIn);
+  if (type == F32) return rows4F32(w, rs, cs, x, nIn, fence);
   if (type == BF16) return rows4BF16(w, rs, cs, x, nIn, fence);
   return rows4Half(w, rs, cs, xq, nIn, fence);
 }
