@@ -18,13 +18,19 @@ import { CTRL, OP, ctrlBytes } from './protocol.js';
 import { WORKER_SOURCE } from './worker-source.js';
 
 /**
- * Reads of the control block a thread spins through before it sleeps: about 0.1 ms here, which
- * covers the gap between consecutive ops of one token and of one prefill.
+ * Reads of the control block a thread spins through before it sleeps: about 1 ms here. A prefill's
+ * serial steps between two pooled ops (RoPE, the cache store, widening an f16 cache) take a few
+ * tenths of a millisecond per layer, and so do a decode loop's steps between tokens (sampling):
+ * with a 0.1 ms spin the worker fell asleep in those gaps, and on the bench VM a sleeping vCPU
+ * took long enough to wake that the next op ran mostly on the calling thread (a 127-token 110M
+ * Q4_0 prefill's attention took as long at two threads as at one). Separate processes
+ * alternating the two (eight each): 110M Q4_0 prefill at two threads, median 536 → 560 tok/s;
+ * 110M F32 decode (six each), 45.7 → 56 tok/s, in a slow phase of the host.
  */
-const SPIN = 300000;
+const SPIN = 3000000;
 /** A dispatch that is not finished after this long means a worker died: fail instead of hanging. */
 const STALL_MS = 60000;
-/** Chunks per thread of attention, SwiGLU and activation quantization (tens of microseconds each). */
+/** Chunks per thread of SwiGLU and activation quantization (tens of microseconds each). */
 const CHUNKS_PER_THREAD = 1;
 /**
  * Chunks per thread of a one-token matmul. Each thread runs its own range of chunks front to back
@@ -103,7 +109,9 @@ export class ThreadPool {
 
   /** Attention (see the wasm `attention`), its heads claimed in chunks by all threads. */
   attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number, kvHalf: number): void {
-    this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf], nHead, 1, CHUNKS_PER_THREAD);
+    // one head per chunk: a prefill's attention follows serial work (RoPE, the cache store) long
+    // enough for the workers to fall asleep, and a worker woken late then still finds heads to take
+    this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf], nHead, 1, nHead);
   }
 
   /**
