@@ -70,7 +70,9 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`ab: ${e instanceof Error ? e.message : String(e)}\n`);
     return 2;
   }
-  const prompt = Array.from({ length: 127 }, (_, i) => 100 + ((i * 37) % 3000));
+  // ids inside every model's vocabulary (stories260K has 512 tokens)
+  const nVocab = engines[0]!.config.nVocab;
+  const prompt = Array.from({ length: 127 }, (_, i) => (100 + ((i * 37) % 3000)) % nVocab);
   const prefill: number[][] = [[], []], decode: number[][] = [[], []];
   const tokens: number[][] = [[], []];
   try {
