@@ -7,6 +7,7 @@
  */
 import { InvalidOptionError } from '../errors.js';
 import { describeValue } from './processors/check.js';
+import { expNonPositive } from './exp.js';
 import type { Candidates } from './types.js';
 
 /** Most alternatives a result may ask for (the OpenAI API's limit). */
@@ -47,7 +48,7 @@ export function logSumExp(x: ArrayLike<number>, n: number = x.length): number {
   }
   if (m === -Infinity || m === Infinity) return m;
   let s = 0;
-  for (let i = 0; i < n; i++) s += Math.exp(x[i]! - m);
+  for (let i = 0; i < n; i++) s += expNonPositive(x[i]! - m);
   return m + Math.log(s);
 }
 

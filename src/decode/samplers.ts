@@ -5,6 +5,7 @@
  *   u ∈ [0, 1) and return the first token whose cumulative probability exceeds u.
  */
 import { argmaxCandidates, maxLogit, noCandidateError, scratchFor } from './candidates.js';
+import { expNonPositive } from './exp.js';
 import type { Rng } from './rng.js';
 import type { Candidates, Sampler } from './types.js';
 
@@ -32,7 +33,7 @@ export class DistSampler implements Sampler {
     if (m === -Infinity) throw noCandidateError();
     const w = scratchFor(c);
     let total = 0;
-    for (let i = 0; i < n; i++) { const e = Math.exp(lg[i]! - m); w[i] = e; total += e; }
+    for (let i = 0; i < n; i++) { const e = expNonPositive(lg[i]! - m); w[i] = e; total += e; }
     const target = rng.next() * total;
     let cum = 0, last = -1;
     for (let i = 0; i < n; i++) {
