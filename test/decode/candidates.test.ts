@@ -87,3 +87,18 @@ test('retain keeps order; argmax breaks ties by lowest id even out of identity o
   c.ids.set([3, 2, 1]); c.logits.set([5, 2, 5]);
   assert.equal(c.ids[argmaxCandidates(c)], 1);
 });
+
+test('fillCandidates reuses a larger buffer: identity ids, the new logits, NaN named by token', () => {
+  const c = createCandidates(10);
+  fillCandidates(c, Float32Array.from({ length: 10 }, (_, i) => i));
+  retainCandidates(c, (i) => i % 3 === 0);
+  c.ids.set([9, 6, 3, 0]);
+  fillCandidates(c, new Float32Array([0.5, -1, 7, 7, 2]));
+  assert.equal(c.size, 5);
+  assert.equal(c.sorted, false);
+  assert.deepEqual([...c.ids.subarray(0, 5)], [0, 1, 2, 3, 4]);
+  assert.deepEqual([...c.logits.subarray(0, 5)], [0.5, -1, 7, 7, 2]);
+  assert.equal(argmaxCandidates(c), 2, 'first of the tied maxima (lowest id)');
+  assert.throws(() => fillCandidates(c, new Float32Array([1, 2, NaN])), /logit of token 2 is NaN/);
+  assert.throws(() => fillCandidates(createCandidates(2), new Float32Array(3)), /holds 2/);
+});
