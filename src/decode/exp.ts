@@ -6,10 +6,10 @@
  * few values in flight.) Relative error below 1e-14 (test/decode/exp.test.ts); exactly 1 at 0, 0
  * where Math.exp underflows to 0.
  *
- * Method (table-driven, as in the classic libm exp): y = (32k + j)·ln2/32 + r with integer k ≤ 0,
+ * Method (table-driven, as in the classic libm exp): y = (j − 32k)·ln2/32 + r with integers k ≥ 0,
  * j = 0..31 and |r| ≤ ln2/64, ln2/32 split into a high part whose product with the multiplier is
- * exact and a low part; e^y = 2^k · 2^(j/32) · e^r, e^r by its Taylor series to r^6 (truncation
- * error below 3e-18 for |r| ≤ 0.011), 2^(j/32) and 2^k from tables.
+ * exact and a low part; e^y = 2^−k · 2^(j/32) · e^r, e^r by its Taylor series to r^6 (truncation
+ * error below 3e-18 for |r| ≤ 0.011), 2^(j/32) and 2^−k from tables.
  */
 
 /** 32 / ln 2, and ln2/32 split as fdlibm splits ln 2 (the high part has 32 significant bits). */
@@ -30,7 +30,7 @@ export function expNonPositive(y: number): number {
   const t = Math.round(y * INV_STEP); // in [−34380, 0]
   const r = (y - t * STEP_HI) - t * STEP_LO;
   const i = t | 0; // (−0 becomes 0: an index must not be −0, which V8 would not take as an integer)
-  const k = -(i >> 5), j = i & 31; // y = (−32k + j)·ln2/32 + r
+  const k = -(i >> 5), j = i & 31; // t = j − 32k
   const r2 = r * r;
   const p = (1 + r) + r2 * ((0.5 + r * 0.16666666666666666) + r2 * ((4.1666666666666664e-2 + r * 8.333333333333333e-3) + r2 * 1.388888888888889e-3));
   const f = FRAC[j]! * p;
