@@ -28,7 +28,7 @@ export function fillCandidates(c: Candidates, logits: Float32Array): Candidates 
   }
   // bulk copies (memcpy) and a tight NaN scan: for a 32,000-token vocabulary 4× faster than one
   // loop doing all three (this runs for every generated token)
-  c.logits.set(logits.length === n ? logits : logits.subarray(0, n));
+  c.logits.set(logits);
   c.ids.set(identity(n).subarray(0, n));
   for (let i = 0; i < n; i++) {
     const x = logits[i]!;
