@@ -95,19 +95,25 @@ let relaxedOk: boolean | null = null;
 let tiersSet = false;
 
 /**
- * Compile the kernels with V8's optimizing compiler only (--no-liftoff; functions are still
- * compiled lazily, on first call). By default V8 runs new wasm code in its baseline compiler first
- * and recompiles it in the background once it is hot, so a short first request (and the load-time
- * warm-up, see TransformerModel.warmup) ran mostly baseline code: the first 128-token prefill of
- * the 15M synth model Q4_0 ran at 4.4k tok/s instead of 6.3k, stories260K decode at 4.2k instead
- * of 7.6k; the cost is ~25 ms more at load. V8 flags are process-wide, so this applies to other
- * WebAssembly in the process too; TOKENLOOP_WASM_LIFTOFF=1 leaves V8's default.
+ * Compile the kernels with V8's optimizing compiler only (--no-liftoff) and all of them when the
+ * module is made (--no-wasm-lazy-compilation). By default V8 runs new wasm code in its baseline
+ * compiler first and recompiles it in the background once it is hot, so a short first request
+ * (and the load-time warm-up, see TransformerModel.warmup) ran mostly baseline code: the first
+ * 128-token prefill of the 15M synth model Q4_0 ran at 4.4k tok/s instead of 6.3k, stories260K
+ * decode at 4.2k instead of 7.6k. With the optimizing tier alone but lazy, each function was still
+ * compiled on its first call, and the warm-up's 8 tokens do not reach every path (the f32
+ * attention a prefill of 16+ tokens takes after widening an f16 cache, the pooled ops): the first
+ * real 127-token prefill of 15M Q4_0 paid 10-25 ms of compiling (30-50% of it). Compiling all of
+ * it up front takes ~60 ms once per process, which the lazy compiles had cost during load anyway.
+ * V8 flags are process-wide, so this applies to other WebAssembly in the process too;
+ * TOKENLOOP_WASM_LIFTOFF=1 leaves V8's defaults.
  */
 function optimizingTierOnly(): void {
   if (tiersSet) return;
   tiersSet = true;
   if (process.env['TOKENLOOP_WASM_LIFTOFF'] === '1') return;
   v8.setFlagsFromString('--no-liftoff');
+  v8.setFlagsFromString('--no-wasm-lazy-compilation');
 }
 
 /**
