@@ -108,7 +108,7 @@ let tiersSet = false;
  * V8 flags are process-wide, so this applies to other WebAssembly in the process too;
  * TOKENLOOP_WASM_LIFTOFF=1 leaves V8's defaults.
  */
-function optimizingTierOnly(): void {
+function optimizingTierUpFront(): void {
   if (tiersSet) return;
   tiersSet = true;
   if (process.env['TOKENLOOP_WASM_LIFTOFF'] === '1') return;
@@ -127,7 +127,7 @@ export function relaxedSimdAvailable(): boolean {
   relaxedOk = false;
   if (process.env['TOKENLOOP_WASM_RELAXED'] === '0' || !existsSync(WASM_RELAXED_PATH)) return false;
   const bytes = readFileSync(WASM_RELAXED_PATH);
-  optimizingTierOnly();
+  optimizingTierUpFront();
   try {
     if (!Wasm.validate(bytes)) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
     if (Wasm.validate(bytes)) {
@@ -202,7 +202,7 @@ export function kernelModule(variant: KernelVariant = defaultKernelVariant()): W
     throw new Error(`WebAssembly kernels are not built: ${path} is missing (run \`npm run build\` or \`node scripts/build-wasm.mjs\`)`);
   }
   if (variant === 'relaxed' && !relaxedSimdAvailable()) throw new UnsupportedError('this runtime cannot compile the relaxed-SIMD kernels (or TOKENLOOP_WASM_RELAXED=0)');
-  optimizingTierOnly();
+  optimizingTierUpFront();
   const m = new Wasm.Module(readFileSync(path));
   cached.set(variant, m);
   return m;
