@@ -7,6 +7,7 @@
  * every sort and argmax is deterministic.
  */
 import { InvalidOptionError } from '../errors.js';
+import { expNonPositive } from './exp.js';
 import type { Candidates } from './types.js';
 
 /** Empty candidates with room for `capacity` tokens (normally the vocabulary size). */
@@ -177,7 +178,7 @@ export function maxLogit(c: Candidates): number {
 
 /**
  * Softmax over the live candidates: p_i = exp(l_i − max) / Σ_j exp(l_j − max), accumulated in
- * float64. Writes p_i to `out[i]` (default: the candidates' scratch) and returns `out`.
+ * float64, with DistSampler's and logSumExp's e^y (exp.ts). Writes p_i to `out[i]` (default: the candidates' scratch) and returns `out`.
  * Throws when no live candidate has a finite logit (nothing can be sampled).
  */
 export function softmaxCandidates(c: Candidates, out: Float64Array = scratchFor(c)): Float64Array {
@@ -185,7 +186,7 @@ export function softmaxCandidates(c: Candidates, out: Float64Array = scratchFor(
   const m = maxLogit(c);
   if (m === -Infinity) throw noCandidateError();
   let sum = 0;
-  for (let i = 0; i < n; i++) { const e = Math.exp(lg[i]! - m); out[i] = e; sum += e; }
+  for (let i = 0; i < n; i++) { const e = expNonPositive(lg[i]! - m); out[i] = e; sum += e; }
   const inv = 1 / sum;
   for (let i = 0; i < n; i++) out[i] = out[i]! * inv;
   return out;

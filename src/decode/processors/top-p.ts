@@ -7,6 +7,7 @@
  * then 8× more each round) until its mass reaches p; the nucleus is usually tiny.
  */
 import { maxLogit, sortTopCandidates, truncateCandidates } from '../candidates.js';
+import { expNonPositive } from '../exp.js';
 import type { Candidates, LogitsProcessor, ProcessorContext } from '../types.js';
 import { checkNumber } from './check.js';
 
@@ -23,16 +24,16 @@ export class TopP implements LogitsProcessor {
     const lg = c.logits, n = c.size;
     const m = maxLogit(c);
     if (m === -Infinity) return;
-    // Total unnormalised mass Σ exp(l − max), float64.
+    // Total unnormalised mass Σ exp(l − max), float64 (the e^y DistSampler draws with)
     let total = 0;
-    for (let i = 0; i < n; i++) total += Math.exp(lg[i]! - m);
+    for (let i = 0; i < n; i++) total += expNonPositive(lg[i]! - m);
     const target = this.topP * total;
     let k = Math.min(n, 64);
     for (;;) {
       sortTopCandidates(c, k);
       let cum = 0;
       for (let i = 0; i < k; i++) {
-        cum += Math.exp(lg[i]! - m);
+        cum += expNonPositive(lg[i]! - m);
         if (cum >= target) {
           truncateCandidates(c, i + 1);
           c.sorted = true;
