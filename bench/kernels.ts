@@ -4,8 +4,9 @@
  * 1 thread, and the default build with 2 threads. GFLOP/s counts 2·nIn·nOut per token; GB/s counts
  * the weight bytes read (the roofline for decode is memory bandwidth). Weights are interleaved as a
  * loaded model's are (WasmBackend.interleave), so the kernels measured are the ones models run.
- * Run: node --import tsx bench/kernels.ts [--quick] [--tokens N] [--types F16,Q4_0] [--no-js]
- * (--tokens N: N tokens per matmul, the prefill kernels; default 1, decode.)
+ * Run: node --import tsx bench/kernels.ts [--quick] [--tokens N] [--types F16,Q4_0] [--shapes 2048x768,4096x1024] [--no-js]
+ * (--tokens N: N tokens per matmul, the prefill kernels; default 1, decode. --shapes: nIn x nOut
+ * pairs instead of the 110M ones.)
  */
 import { pathToFileURL } from 'node:url';
 import { createRng } from '../src/decode/rng.js';
@@ -64,6 +65,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Row[
   const arg = (name: string): string | undefined => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : undefined; };
   const nTok = Number(arg('--tokens') ?? 1);
   const types = arg('--types')?.split(',').map((t) => TYPES.find((x) => typeName(x) === t)).filter((t): t is GGMLType => t !== undefined) ?? TYPES;
+  const shapes = arg('--shapes')?.split(',').map((s) => s.split('x').map(Number) as [number, number]) ?? SHAPES;
+  for (const [nIn, nOut] of shapes) if (!(nIn > 0 && nOut > 0 && nIn % 256 === 0)) throw new Error(`--shapes: ${nIn}x${nOut} is not nIn x nOut with nIn a multiple of 256`);
   const budget = quick ? 60 : 300;
   const backends: [string, WasmBackend][] = [['wasm 1T', createWasmBackend({ threads: 1, variant: 'simd128' })]];
   if (relaxedSimdAvailable()) backends.push(['relaxed 1T', createWasmBackend({ threads: 1, variant: 'relaxed' })]);
@@ -71,7 +74,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<Row[
   const rows: Row[] = [];
   try {
     for (const type of types) {
-      for (const [nIn, nOut] of SHAPES) {
+      for (const [nIn, nOut] of shapes) {
         const flop = 2 * nIn * nOut * nTok;
         const impls: [string, () => void][] = [];
         if (!argv.includes('--no-js') && nTok === 1) {

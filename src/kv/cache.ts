@@ -9,7 +9,9 @@
  * headDim is a multiple of 16, the values are arranged in the order the attention kernel reads
  * them, so that it streams them sequentially with fixed offsets: keys in tiles of 4 positions ×
  * 4 dims (position-minor), values in 16-dim columns (all positions of dims 0–15, then 16–31, …).
- * Other head sizes keep rows of headDim values. Buffers hold whole blocks.
+ * Other head sizes keep rows of headDim values. Buffers hold whole blocks. An f16 cache with
+ * tiles/columns also pairs each aligned run of 8 values (kvHalfSlot), as the f16 weights are: the
+ * wasm kernels widen a run with two instructions per four values instead of four.
  */
 import { ContextOverflowError, InvalidOptionError } from '../errors.js';
 
@@ -30,6 +32,17 @@ export function kvIndex(keys: boolean, h: number, p: number, i: number, heads: n
   if (headDim % 16 !== 0) return base + r * headDim + i;
   if (keys) return base + (r >> 2) * 4 * headDim + (i >> 2) * 16 + (r & 3) * 4 + (i & 3);
   return base + (i >> 4) * KV_BLOCK * 16 + r * 16 + (i & 15);
+}
+
+/**
+ * Slot of an f16 cache holding the value an f32 cache keeps at index i (kvIndex): with tiles and
+ * columns (headDim a multiple of 16), each aligned run of 8 values v0..v7 is stored
+ * v0 v4 v1 v5 v2 v6 v3 v7, so that 32-bit lane j of the run holds v_j and v_(j+4); rows as they are.
+ */
+export function kvHalfSlot(i: number, headDim: number): number {
+  if (headDim % 16 !== 0) return i;
+  const j = i & 7;
+  return (i - j) + (((j & 3) << 1) | (j >> 2));
 }
 
 /**
@@ -101,9 +114,10 @@ export class KVCache {
     if (from) this.copyFrom(from);
   }
 
-  /** Index in k[l] (keys) or v[l] of value i of position `pos` of KV head `head` (kvIndex). */
+  /** Index in k[l] (keys) or v[l] of value i of position `pos` of KV head `head` (kvIndex; f16: kvHalfSlot of it). */
   index(keys: boolean, head: number, pos: number, i: number): number {
-    return kvIndex(keys, head, pos, i, this.heads, this.headDim);
+    const o = kvIndex(keys, head, pos, i, this.heads, this.headDim);
+    return this.type === 'f16' ? kvHalfSlot(o, this.headDim) : o;
   }
 
   /** Number of cached positions. */

@@ -2,7 +2,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { F16_TABLE, f32ToF16 } from '../../src/format/dtypes.ts';
 import { openModelFile } from '../../src/format/open.ts';
-import { KVCache, kvLength } from '../../src/kv/cache.ts';
+import { KVCache, kvHalfSlot, kvLength } from '../../src/kv/cache.ts';
 import { attention as jsAttention } from '../../src/model/kernels/attention.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
 import { loadModel } from '../../src/model/registry.ts';
@@ -41,7 +41,11 @@ test('attention over f16 caches: bit-identical to f32 attention over the same va
       const kh = new Uint16Array(n), vh = new Uint16Array(n);
       const kf = new Float32Array(n), vf = new Float32Array(n);
       const k0 = randF32(rng, n, 2), v0 = randF32(rng, n, 2);
-      for (let i = 0; i < n; i++) { kh[i] = f32ToF16(k0[i]!); vh[i] = f32ToF16(v0[i]!); kf[i] = F16_TABLE[kh[i]!]!; vf[i] = F16_TABLE[vh[i]!]!; }
+      // the f16 cache holds each value of the f32 one in its paired slot (kvHalfSlot)
+      for (let i = 0; i < n; i++) {
+        const j = kvHalfSlot(i, headDim);
+        kh[j] = f32ToF16(k0[i]!); vh[j] = f32ToF16(v0[i]!); kf[i] = F16_TABLE[kh[j]!]!; vf[i] = F16_TABLE[vh[j]!]!;
+      }
       const q = randF32(rng, nTok * nHead * headDim);
       const scale = 1 / Math.sqrt(headDim);
       const a = new Float32Array(nTok * nHead * headDim), b = a.slice(), c = a.slice(), r = a.slice();

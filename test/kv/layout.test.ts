@@ -1,7 +1,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { f32ToF16 } from '../../src/format/dtypes.ts';
-import { KVCache, KV_BLOCK, kvIndex, kvLength, kvSpan } from '../../src/kv/cache.ts';
+import { KVCache, KV_BLOCK, kvHalfSlot, kvIndex, kvLength, kvSpan } from '../../src/kv/cache.ts';
 import { attention as jsAttention } from '../../src/model/kernels/attention.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
 import { createRng, randF32 } from '../kernels/fixtures.ts';
@@ -39,6 +39,14 @@ test('KV layout: block-major, tiles and columns inside a block; every (head, pos
     }
     assert.equal(seen.size, 3 * 70 * 16);
   }
+  // f16 with tiles/columns: each aligned run of 8 paired (v0 v4 v1 v5 v2 v6 v3 v7); rows unchanged
+  assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 7].map((i) => kvHalfSlot(i, 16)), [0, 2, 4, 6, 1, 3, 5, 7]);
+  assert.equal(kvHalfSlot(8 * 5 + 4, 64), 8 * 5 + 1);
+  assert.equal(kvHalfSlot(13, 12), 13);
+  // keys: one run holds two positions' four dims (position 0 in the low halves, 1 in the high)
+  assert.equal(kvHalfSlot(kvIndex(true, 0, 1, 2, 2, 16), 16), 5);
+  const h16 = new KVCache(1, 32, 40, undefined, undefined, 'f16', 2), f32 = new KVCache(1, 32, 40, undefined, undefined, 'f32', 2);
+  assert.equal(h16.index(false, 1, 3, 9), kvHalfSlot(f32.index(false, 1, 3, 9), 16));
   assert.equal(kvLength(1, 12), B * 12);
   assert.equal(kvLength(33, 12), 2 * B * 12);
   assert.equal(kvSpan(3, 1, 2), 6); // rows: up to the last position
@@ -102,7 +110,9 @@ test('wasm storeKV writes keys and values in the cache layout, as kvIndex says (
           for (let h = 0; h < heads; h++) {
             for (let i = 0; i < headDim; i++) {
               const x = src[(t * heads + h) * headDim + i]!;
-              want[kvIndex(keys, h, pos0 + t, i, heads, headDim)] = half ? f32ToF16(x) : x;
+              const o = kvIndex(keys, h, pos0 + t, i, heads, headDim);
+              if (half) want[kvHalfSlot(o, headDim)] = f32ToF16(x);
+              else want[o] = x;
             }
           }
         }
@@ -120,13 +130,21 @@ test('TypeScript and wasm attention read the same cache (GQA, spare room, severa
   const nHead = 4, nHeadKv = 2, headDim = 16, start = 40, nTok = 3;
   const n = kvLength(start + nTok + 30, nHeadKv * headDim);
   const k = randF32(rng, n), v = randF32(rng, n), q = randF32(rng, nTok * nHead * headDim);
-  const kh = Uint16Array.from(k, f32ToF16), vh = Uint16Array.from(v, f32ToF16);
+  // the f16 cache holds the same values as k, v (rounded), each in its paired slot
+  const kh = new Uint16Array(n), vh = new Uint16Array(n);
+  for (let i = 0; i < n; i++) { kh[kvHalfSlot(i, headDim)] = f32ToF16(k[i]!); vh[kvHalfSlot(i, headDim)] = f32ToF16(v[i]!); }
   const shape = { nHead, nHeadKv, headDim, scale: 0.25, window: 0, softcap: 0 };
   for (const [kc, vc] of [[k, v], [kh, vh]] as const) {
     const a = new Float32Array(nTok * nHead * headDim), r = a.slice();
     one.attention(a, q, kc, vc, nTok, start, nHead, nHeadKv, headDim, 0.25);
     jsAttention(r, q, kc, vc, start, nTok, shape, new Float32Array(start + nTok));
     for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - r[i]!) <= 2e-6 * (1 + Math.abs(r[i]!)), `[${i}] ${a[i]} vs ${r[i]}`);
+    if (kc === kh) {
+      // and the f16 cache gives what the f32 cache of its values gives (within f16 rounding of k, v)
+      const f = new Float32Array(nTok * nHead * headDim);
+      one.attention(f, q, k, v, nTok, start, nHead, nHeadKv, headDim, 0.25);
+      for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - f[i]!) <= 2e-3 * (1 + Math.abs(f[i]!)), `f16 [${i}] ${a[i]} vs f32 ${f[i]}`);
+    }
   }
   assert.throws(() => jsAttention(new Float32Array(nTok * nHead * headDim), q, k, v, 100, nTok, shape, new Float32Array(200)), /do not hold/);
 });

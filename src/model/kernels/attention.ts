@@ -6,15 +6,15 @@
  */
 
 import { F16_TABLE } from '../../format/dtypes.js';
-import { kvIndex, kvSpan } from '../../kv/cache.js';
+import { kvHalfSlot, kvIndex, kvSpan } from '../../kv/cache.js';
 
 let acc = new Float64Array(0);
 let kHalf: Float32Array = new Float32Array(0), vHalf: Float32Array = new Float32Array(0);
 
-/** The first n values of an f16 cache as f32 (into a reused buffer). */
-function fromHalf(src: Uint16Array, n: number, buf: Float32Array): Float32Array {
+/** The first n values of an f16 cache as f32, in the f32 cache's layout (kvHalfSlot; into a reused buffer). */
+function fromHalf(src: Uint16Array, n: number, headDim: number, buf: Float32Array): Float32Array {
   const out = buf.length >= n ? buf : new Float32Array(Math.max(n, 2 * buf.length));
-  for (let i = 0; i < n; i++) out[i] = F16_TABLE[src[i]!]!;
+  for (let i = 0; i < n; i++) out[i] = F16_TABLE[src[kvHalfSlot(i, headDim)]!]!;
   return out;
 }
 
@@ -43,8 +43,8 @@ export function attention(out: Float32Array, q: Float32Array, kcIn: Float32Array
   const qDim = nHead * headDim;
   const used = kvSpan(pos0 + nTokens, nHeadKv, headDim);
   if (kcIn.length < used || vcIn.length < used) throw new RangeError('attention: cache buffers do not hold the positions attended to');
-  const kc = kcIn instanceof Float32Array ? kcIn : (kHalf = fromHalf(kcIn, used, kHalf));
-  const vc = vcIn instanceof Float32Array ? vcIn : (vHalf = fromHalf(vcIn, used, vHalf));
+  const kc = kcIn instanceof Float32Array ? kcIn : (kHalf = fromHalf(kcIn, used, headDim, kHalf));
+  const vc = vcIn instanceof Float32Array ? vcIn : (vHalf = fromHalf(vcIn, used, headDim, vHalf));
   const group = nHead / nHeadKv;
   if (acc.length < headDim) acc = new Float64Array(headDim);
   // where value i of a position sits relative to its value 0 (the cache's tiles/columns, kv/cache.ts)

@@ -403,8 +403,8 @@ export class WasmBackend {
       // kernels then give the same bits as the f16 ones (exact values, see the wasm attention)
       const k32 = this.stage('att.k32', used * 4), v32 = this.stage('att.v32', used * 4);
       if (!this.dry) {
-        this.kernels.dequantRow(GGMLType.F16, kp, k32, used);
-        this.kernels.dequantRow(GGMLType.F16, vp, v32, used);
+        this.kernels.widenCache(k32, kp, used, headDim);
+        this.kernels.widenCache(v32, vp, used, headDim);
       }
       kp = k32; vp = v32; kvHalf = 0;
     }

@@ -6,11 +6,50 @@
 // compile time). f16 values are widened with the shift-and-mask method of simd.ts half4 but
 // without its final ·2^112: the other operand (the query, or the softmax weight) carries that
 // factor instead, so a product equals the exact f16 value's (for |q| < 2^16).
+// In the tile/column layout an f16 cache also pairs its halves as the f16 weights are paired
+// (interleave.ts): each aligned run of 8 halves h0..h7 is stored h0 h4 h1 h5 h2 h6 h3 h7, so one
+// 16-byte load gives two four-value vectors (rows4.ts pairLo, pairHi: two instructions each)
+// where an unpaired run took two load-and-extends, shifts and masks. Those two vectors are always
+// read together: two positions' four dims of a key tile, or dims 0..7 (8..15) of a value row.
 import { expSumMax } from './ops';
 import { exp4, half, madd } from './simd';
+import { dequantGroupHalf, pairHi, pairLo } from './rows4';
+import { F16, dequantRow } from './rows';
 
-/** i32 mask sign | exponent | mantissa after the shift, and 2^112 (f16 → f32, see simd.ts). */
-const HC = memory.data<u32>([0x8fffe000, 0x8fffe000, 0x8fffe000, 0x8fffe000, 0x77800000, 0x77800000, 0x77800000, 0x77800000], 16);
+/**
+ * i32 mask sign | exponent | mantissa after the shift, 2^112 (f16 → f32, see simd.ts), i16 pairs
+ * (2^13, 0) (pairLo's shift of a lane's low half), i32 masks of a lane's low and high half.
+ */
+const HC = memory.data<u32>([0x8fffe000, 0x8fffe000, 0x8fffe000, 0x8fffe000, 0x77800000, 0x77800000, 0x77800000, 0x77800000,
+  0x2000, 0x2000, 0x2000, 0x2000, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff0000, 0xffff0000, 0xffff0000, 0xffff0000], 16);
+
+/** An f16 cache's paired run of 8 values at p (the first and second four: lo4, hi4); f32: unused. */
+// @ts-ignore: decorator
+@inline function run8<T>(p: usize): v128 {
+  return sizeof<T>() == 4 ? i32x4.splat(0) : v128.load(p);
+}
+
+/** Values 0..3 of the run of 8 at p (c = run8<T>(p); m, sel = pairMask<T>(), pairSel<T>()); f16 times 2^−112. */
+// @ts-ignore: decorator
+@inline function lo4<T>(p: usize, c: v128, m: v128, sel: v128): v128 {
+  return sizeof<T>() == 4 ? v128.load(p) : pairLo(false, c, sel, m);
+}
+
+/** Values 4..7 of the run of 8 at p (c = run8<T>(p); m = pairMask<T>()); f16 times 2^−112. */
+// @ts-ignore: decorator
+@inline function hi4<T>(p: usize, c: v128, m: v128): v128 {
+  return sizeof<T>() == 4 ? v128.load(p, 16) : pairHi(false, c, m);
+}
+
+/** lo4's and hi4's constants, loaded once per kernel call (loads of them inside the loops stayed there). */
+// @ts-ignore: decorator
+@inline function pairMask<T>(): v128 {
+  return sizeof<T>() == 4 ? i32x4.splat(0) : v128.load(HC);
+}
+// @ts-ignore: decorator
+@inline function pairSel<T>(): v128 {
+  return sizeof<T>() == 4 ? i32x4.splat(0) : v128.load(HC, 32);
+}
 
 /** Four cache values at p as f32x4; f16 values come out times 2^−112 (see the file comment). */
 // @ts-ignore: decorator
@@ -100,7 +139,7 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
       else scoresAny<T>(s, qh, kh, n, headDim, scale);
     }
   }
-  for (let h = h0; h < h1; h++) expSumMax(scores + <usize>(h - h0) * sb, p1s - p0s, ml + (<usize>(h - h0) << 3));
+  for (let h = h0; h < h1; h++) expSumMax(scores + <usize>(h - h0) * sb, p1s - p0s, ml + (<usize>(h - h0) << 3), sizeof<T>() == 2);
   for (let p0 = p0s; p0 < p1s; p0 += BLOCK) {
     const n = min(BLOCK, p1s - p0), vb = v + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
@@ -229,8 +268,8 @@ function segment2T<T>(oa: usize, ob: usize, os: usize, mla: usize, mlb: usize, q
   }
   for (let h = h0; h < h1; h++) {
     const j = <usize>(h - h0);
-    expSumMax(sa + j * ss, eA - p0s, mla + (j << 3));
-    expSumMax(sb + j * ss, eB - p0s, mlb + (j << 3));
+    expSumMax(sa + j * ss, eA - p0s, mla + (j << 3), sizeof<T>() == 2);
+    expSumMax(sb + j * ss, eB - p0s, mlb + (j << 3), sizeof<T>() == 2);
   }
   for (let p0 = p0s; p0 < eB; p0 += BLOCK) {
     const cA = max(0, min(BLOCK, eA - p0)), cB = min(BLOCK, eB - p0), vb = v + <usize>(p0 / BLOCK) * bb;
@@ -298,15 +337,16 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
 // @ts-ignore: decorator
 @inline function scoresT<T>(s: usize, q: usize, k: usize, n: i32, hd: i32, scale: f32): void {
   const es = <usize>sizeof<T>(), tile = <usize>(hd << 2) * es;
-  const sc = f32x4.splat(scale), u = unscale<T>();
+  const sc = f32x4.splat(scale), u = unscale<T>(), m = pairMask<T>(), sel = pairSel<T>();
   let p = 0;
   for (; p + 4 <= n; p += 4) {
     const kt = k + <usize>(p >> 2) * tile;
     let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
     for (let i = 0; i < hd; i += 4) {
-      const x = query<T>(q + (<usize>i << 2), u), o = kt + (<usize>i << 2) * es;
-      a0 = madd(load4<T>(o), x, a0); a1 = madd(load4<T>(o + 4 * es), x, a1);
-      a2 = madd(load4<T>(o + 8 * es), x, a2); a3 = madd(load4<T>(o + 12 * es), x, a3);
+      const x = query<T>(q + (<usize>i << 2), u), o = kt + (<usize>i << 2) * es, o2 = o + 8 * es;
+      const c = run8<T>(o), d = run8<T>(o2);
+      a0 = madd(lo4<T>(o, c, m, sel), x, a0); a1 = madd(hi4<T>(o, c, m), x, a1);
+      a2 = madd(lo4<T>(o2, d, m, sel), x, a2); a3 = madd(hi4<T>(o2, d, m), x, a3);
     }
     v128.store(s + (<usize>p << 2), f32x4.mul(sums4(a0, a1, a2, a3), sc));
   }
@@ -317,14 +357,15 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
 // @ts-ignore: decorator
 @inline function scores2T<T>(sa: usize, sb: usize, qa: usize, qb: usize, k: usize, n: i32, hd: i32, scale: f32): void {
   const es = <usize>sizeof<T>(), tile = <usize>(hd << 2) * es;
-  const sc = f32x4.splat(scale), u = unscale<T>();
+  const sc = f32x4.splat(scale), u = unscale<T>(), m = pairMask<T>(), sel = pairSel<T>();
   let p = 0;
   for (; p + 4 <= n; p += 4) {
     const kt = k + <usize>(p >> 2) * tile;
     let a0 = f32x4.splat(0), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
     for (let i = 0; i < hd; i += 4) {
-      const x = query<T>(qa + (<usize>i << 2), u), y = query<T>(qb + (<usize>i << 2), u), o = kt + (<usize>i << 2) * es;
-      const k0 = load4<T>(o), k1 = load4<T>(o + 4 * es), k2 = load4<T>(o + 8 * es), k3 = load4<T>(o + 12 * es);
+      const x = query<T>(qa + (<usize>i << 2), u), y = query<T>(qb + (<usize>i << 2), u), o = kt + (<usize>i << 2) * es, o2 = o + 8 * es;
+      const c = run8<T>(o), d = run8<T>(o2);
+      const k0 = lo4<T>(o, c, m, sel), k1 = hi4<T>(o, c, m), k2 = lo4<T>(o2, d, m, sel), k3 = hi4<T>(o2, d, m);
       a0 = madd(k0, x, a0); a1 = madd(k1, x, a1); a2 = madd(k2, x, a2); a3 = madd(k3, x, a3);
       b0 = madd(k0, y, b0); b1 = madd(k1, y, b1); b2 = madd(k2, y, b2); b3 = madd(k3, y, b3);
     }
@@ -332,10 +373,10 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
     v128.store(sb + (<usize>p << 2), f32x4.mul(sums4(b0, b1, b2, b3), sc));
   }
   for (; p < n; p++) {
-    const kp = k + <usize>(p >> 2) * tile + <usize>((p & 3) << 2) * es;
+    const kp = keyAt<T>(k, p, tile);
     let a = f32x4.splat(0), b = a;
     for (let i = 0; i < hd; i += 4) {
-      const kv = load4<T>(kp + (<usize>i << 2) * es);
+      const kv = key4<T>(kp + (<usize>i << 2) * es, p, m, sel);
       a = madd(kv, query<T>(qa + (<usize>i << 2), u), a);
       b = madd(kv, query<T>(qb + (<usize>i << 2), u), b);
     }
@@ -348,10 +389,28 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
 // @ts-ignore: decorator
 @inline function scoreOneT<T>(s: usize, q: usize, k: usize, p: i32, hd: i32, scale: f32): void {
   const es = <usize>sizeof<T>(), tile = <usize>(hd << 2) * es, u = unscale<T>();
-  const kp = k + <usize>(p >> 2) * tile + <usize>((p & 3) << 2) * es;
+  const kp = keyAt<T>(k, p, tile);
   let a = f32x4.splat(0);
-  for (let i = 0; i < hd; i += 4) a = madd(load4<T>(kp + (<usize>i << 2) * es), query<T>(q + (<usize>i << 2), u), a);
+  const m = pairMask<T>(), sel = pairSel<T>();
+  for (let i = 0; i < hd; i += 4) a = madd(key4<T>(kp + (<usize>i << 2) * es, p, m, sel), query<T>(q + (<usize>i << 2), u), a);
   store<f32>(s + (<usize>p << 2), lanesSum(a, f32x4.splat(scale)));
+}
+
+/**
+ * Where position p's dims 0..3 sit in its key block k (tiles of `tile` bytes): f32, its row of
+ * the tile; f16, the paired run holding it and the position next to it (see key4).
+ */
+// @ts-ignore: decorator
+@inline function keyAt<T>(k: usize, p: i32, tile: usize): usize {
+  return k + <usize>(p >> 2) * tile + (sizeof<T>() == 4 ? <usize>((p & 3) << 4) : <usize>((p & 2) << 3));
+}
+
+/** One position's four key dims at kp (keyAt, plus the dims' offset): f16, the half of the paired run that is p's. */
+// @ts-ignore: decorator
+@inline function key4<T>(kp: usize, p: i32, m: v128, sel: v128): v128 {
+  if (sizeof<T>() == 4) return v128.load(kp);
+  const c = v128.load(kp);
+  return p & 1 ? hi4<T>(kp, c, m) : lo4<T>(kp, c, m, sel);
 }
 
 /** (lanes ((0+2)+(1+3))) · scale: scoresT's reduction of one position's accumulator. */
@@ -387,25 +446,27 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
  */
 // @ts-ignore: decorator
 @inline function weightedColumn<T>(od: usize, vd: usize, w: usize, p0: i32, n: i32, first: bool): void {
-  const es = <usize>sizeof<T>(), u = unscale<T>();
+  const es = <usize>sizeof<T>(), m = pairMask<T>(), sel = pairSel<T>();
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   if (!first) { a0 = v128.load(od); a1 = v128.load(od, 16); a2 = v128.load(od, 32); a3 = v128.load(od, 48); }
   let p = p0;
   for (; p + 2 <= n; p += 2) {
     const r = vd + (<usize>p << 4) * es;
-    let s0 = v128.load32_splat(w + (<usize>p << 2)), s1 = v128.load32_splat(w + (<usize>p << 2), 4);
-    if (sizeof<T>() == 2) { s0 = f32x4.mul(s0, u); s1 = f32x4.mul(s1, u); }
-    a0 = f32x4.add(a0, madd(load4<T>(r + 16 * es), s1, f32x4.mul(load4<T>(r), s0)));
-    a1 = f32x4.add(a1, madd(load4<T>(r + 20 * es), s1, f32x4.mul(load4<T>(r + 4 * es), s0)));
-    a2 = f32x4.add(a2, madd(load4<T>(r + 24 * es), s1, f32x4.mul(load4<T>(r + 8 * es), s0)));
-    a3 = f32x4.add(a3, madd(load4<T>(r + 28 * es), s1, f32x4.mul(load4<T>(r + 12 * es), s0)));
+    const s0 = v128.load32_splat(w + (<usize>p << 2)), s1 = v128.load32_splat(w + (<usize>p << 2), 4);
+    // position p's dims 0..7 (runs at r, r + 8) and 8..15, then p + 1's (r + 16, r + 24)
+    const r1 = r + 8 * es, r2 = r + 16 * es, r3 = r + 24 * es;
+    const c0 = run8<T>(r), c1 = run8<T>(r1), c2 = run8<T>(r2), c3 = run8<T>(r3);
+    a0 = f32x4.add(a0, madd(lo4<T>(r2, c2, m, sel), s1, f32x4.mul(lo4<T>(r, c0, m, sel), s0)));
+    a1 = f32x4.add(a1, madd(hi4<T>(r2, c2, m), s1, f32x4.mul(hi4<T>(r, c0, m), s0)));
+    a2 = f32x4.add(a2, madd(lo4<T>(r3, c3, m, sel), s1, f32x4.mul(lo4<T>(r1, c1, m, sel), s0)));
+    a3 = f32x4.add(a3, madd(hi4<T>(r3, c3, m), s1, f32x4.mul(hi4<T>(r1, c1, m), s0)));
   }
   if (p < n) {
-    const r = vd + (<usize>p << 4) * es;
-    let s0 = v128.load32_splat(w + (<usize>p << 2));
-    if (sizeof<T>() == 2) s0 = f32x4.mul(s0, u);
-    a0 = madd(load4<T>(r), s0, a0); a1 = madd(load4<T>(r + 4 * es), s0, a1);
-    a2 = madd(load4<T>(r + 8 * es), s0, a2); a3 = madd(load4<T>(r + 12 * es), s0, a3);
+    const r = vd + (<usize>p << 4) * es, r1 = r + 8 * es;
+    const s0 = v128.load32_splat(w + (<usize>p << 2));
+    const c0 = run8<T>(r), c1 = run8<T>(r1);
+    a0 = madd(lo4<T>(r, c0, m, sel), s0, a0); a1 = madd(hi4<T>(r, c0, m), s0, a1);
+    a2 = madd(lo4<T>(r1, c1, m, sel), s0, a2); a3 = madd(hi4<T>(r1, c1, m), s0, a3);
   }
   v128.store(od, a0); v128.store(od, a1, 16); v128.store(od, a2, 32); v128.store(od, a3, 48);
 }
@@ -419,7 +480,7 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
 @inline function weighted2T<T>(oa: usize, ob: usize, v: usize, wa: usize, wb: usize, nA: i32, nB: i32, hd: i32,
   first: bool): void {
   const es = <usize>sizeof<T>(), col = <usize>(BLOCK << 4) * es;
-  const u = unscale<T>();
+  const m = pairMask<T>(), sel = pairSel<T>();
   const e = nA & ~1;
   for (let d = 0; d < hd; d += 16) {
     const vd = v + <usize>(d >> 4) * col, da = oa + (<usize>d << 2), db = ob + (<usize>d << 2);
@@ -430,16 +491,19 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
     }
     for (let p = 0; p < e; p += 2) {
       const r = vd + (<usize>p << 4) * es;
-      let s0 = v128.load32_splat(wa + (<usize>p << 2)), s1 = v128.load32_splat(wa + (<usize>p << 2), 4);
-      let t0 = v128.load32_splat(wb + (<usize>p << 2)), t1 = v128.load32_splat(wb + (<usize>p << 2), 4);
-      if (sizeof<T>() == 2) { s0 = f32x4.mul(s0, u); s1 = f32x4.mul(s1, u); t0 = f32x4.mul(t0, u); t1 = f32x4.mul(t1, u); }
-      let x = load4<T>(r), y = load4<T>(r + 16 * es);
+      const s0 = v128.load32_splat(wa + (<usize>p << 2)), s1 = v128.load32_splat(wa + (<usize>p << 2), 4);
+      const t0 = v128.load32_splat(wb + (<usize>p << 2)), t1 = v128.load32_splat(wb + (<usize>p << 2), 4);
+      // as in weightedColumn: runs of 8 at r, r + 8 (position p), r + 16, r + 24 (p + 1)
+      const r1 = r + 8 * es, r2 = r + 16 * es, r3 = r + 24 * es;
+      let c = run8<T>(r), d = run8<T>(r2);
+      let x = lo4<T>(r, c, m, sel), y = lo4<T>(r2, d, m, sel);
       a0 = f32x4.add(a0, madd(y, s1, f32x4.mul(x, s0))); b0 = f32x4.add(b0, madd(y, t1, f32x4.mul(x, t0)));
-      x = load4<T>(r + 4 * es); y = load4<T>(r + 20 * es);
+      x = hi4<T>(r, c, m); y = hi4<T>(r2, d, m);
       a1 = f32x4.add(a1, madd(y, s1, f32x4.mul(x, s0))); b1 = f32x4.add(b1, madd(y, t1, f32x4.mul(x, t0)));
-      x = load4<T>(r + 8 * es); y = load4<T>(r + 24 * es);
+      c = run8<T>(r1); d = run8<T>(r3);
+      x = lo4<T>(r1, c, m, sel); y = lo4<T>(r3, d, m, sel);
       a2 = f32x4.add(a2, madd(y, s1, f32x4.mul(x, s0))); b2 = f32x4.add(b2, madd(y, t1, f32x4.mul(x, t0)));
-      x = load4<T>(r + 12 * es); y = load4<T>(r + 28 * es);
+      x = hi4<T>(r1, c, m); y = hi4<T>(r3, d, m);
       a3 = f32x4.add(a3, madd(y, s1, f32x4.mul(x, s0))); b3 = f32x4.add(b3, madd(y, t1, f32x4.mul(x, t0)));
     }
     // the positions from e on (A: one, when nA is odd; B: one or two): the one-query steps,
@@ -468,19 +532,19 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
 /** weightedT for other head sizes (rows of hd values): four dims at a time, then the rest. */
 // @ts-ignore: decorator
 @inline function weightedAny<T>(o: usize, v: usize, w: usize, n: i32, hd: i32, first: bool): void {
-  const es = <usize>sizeof<T>(), u = unscale<T>(), h4 = hd & ~3;
+  const es = <usize>sizeof<T>(), h4 = hd & ~3;
   for (let d = 0; d < h4; d += 4) {
     const od = o + (<usize>d << 2);
     let a = first ? f32x4.splat(0) : v128.load(od);
     for (let p = 0; p < n; p++) {
-      const x = v128.load32_splat(w + (<usize>p << 2));
-      a = madd(load4<T>(v + <usize>(p * hd + d) * es), sizeof<T>() == 4 ? x : f32x4.mul(x, u), a);
+      a = madd(load4<T>(v + <usize>(p * hd + d) * es), v128.load32_splat(w + (<usize>p << 2)), a);
     }
     v128.store(od, a);
   }
   for (let i = h4; i < hd; i++) {
     let a: f32 = first ? 0 : load<f32>(o + (<usize>i << 2));
-    for (let p = 0; p < n; p++) a += load<f32>(w + (<usize>p << 2)) * value<T>(v + <usize>(p * hd + i) * es);
+    // the weights of an f16 cache come times 2^112 (expSumMax); value<T> is exact: take it back (exact)
+    for (let p = 0; p < n; p++) a += (sizeof<T>() == 4 ? load<f32>(w + (<usize>p << 2)) : load<f32>(w + (<usize>p << 2)) * 1.925929944387236e-34) * value<T>(v + <usize>(p * hd + i) * es);
     store<f32>(o + (<usize>i << 2), a);
   }
 }
@@ -516,9 +580,21 @@ export function storeKV(dst: usize, src: usize, nTok: i32, heads: i32, headDim: 
       const base = dst + <usize>((b * heads + h) * BLOCK * headDim) * es;
       if (!laid) { put(base + <usize>(r * headDim) * es, sp, headDim, half); continue; }
       // keys: four values at a time into their tile; values: sixteen at a time into their column
-      if (keys != 0) {
+      // (f16: paired runs of 8, see the file comment; a key's four values are every other half
+      // of the run it shares with the position next to it)
+      if (keys != 0 && half != 0) {
+        const dp = base + <usize>((r >> 2) * 4 * headDim + ((r & 2) << 2)) * es;
+        for (let i = 0; i < headDim; i += 4) pairedKeyTo(dp + (<usize>i << 2) * es, sp + (<usize>i << 2), r & 1);
+      } else if (keys != 0) {
         const dp = base + <usize>((r >> 2) * 4 * headDim + ((r & 3) << 2)) * es;
         for (let i = 0; i < headDim; i += 4) put(dp + (<usize>i << 2) * es, sp + (<usize>i << 2), 4, half);
+      } else if (half != 0) {
+        const dp = base + <usize>(r << 4) * es;
+        for (let i = 0; i < headDim; i += 16) {
+          const d = dp + <usize>((i >> 4) * BLOCK * 16) * es, x = sp + (<usize>i << 2);
+          pairedTo(d, x);
+          pairedTo(d + 16, x + 32);
+        }
       } else {
         const dp = base + <usize>(r << 4) * es;
         for (let i = 0; i < headDim; i += 16) put(dp + <usize>((i >> 4) * BLOCK * 16) * es, sp + (<usize>i << 2), 16, half);
@@ -539,6 +615,29 @@ export function storeKV(dst: usize, src: usize, nTok: i32, heads: i32, headDim: 
     else if (n == 16) { half4To(dst, src); half4To(dst + 8, src + 16); half4To(dst + 16, src + 32); half4To(dst + 24, src + 48); }
     else storeHalf(dst, src, n);
   } else memory.copy(dst, src, <usize>n << 2);
+}
+
+/** Eight f32 at src as a paired run of f16 bits at dst (h0 h4 h1 h5 h2 h6 h3 h7). */
+// @ts-ignore: decorator
+@inline function pairedTo(dst: usize, src: usize): void {
+  v128.store(dst, v128.or(toHalf4(v128.load(src)), i32x4.shl(toHalf4(v128.load(src, 16)), 16)));
+}
+
+/** Four f32 at src as f16 bits into the low (odd = 0) or high halves of the paired run at dst; the other halves kept. */
+// @ts-ignore: decorator
+@inline function pairedKeyTo(dst: usize, src: usize, odd: i32): void {
+  const h = toHalf4(v128.load(src)), c = v128.load(dst);
+  v128.store(dst, odd != 0 ? v128.or(v128.and(c, v128.load(HC, 48)), i32x4.shl(h, 16)) : v128.or(v128.and(c, v128.load(HC, 64)), h));
+}
+
+/**
+ * dst (n f32) = the first n values of one layer's f16 cache at src, in the f32 cache's layout
+ * (src/kv/cache.ts kvIndex): the paired runs of the tile/column layout (head sizes that are
+ * multiples of 16; n then a multiple of 8) put back in order, rows converted as they are. Exact.
+ */
+export function widenCache(dst: usize, src: usize, n: i32, headDim: i32): void {
+  if ((headDim & 15) == 0) dequantGroupHalf(false, src, dst, n);
+  else dequantRow(F16, src, dst, n);
 }
 
 /** Four f32 at src as f16 bits at dst (storeHalf's step). */

@@ -48,14 +48,20 @@ export function expSum(x: usize, n: i32): f32 {
   return expSumAt(x, n, 0);
 }
 
-/** expSum, storing max x at ml and the returned Σ at ml + 4 (attention's segments). */
-export function expSumMax(x: usize, n: i32, ml: usize): void {
-  expSumAt(x, n, ml);
+/**
+ * expSum, storing max x at ml and the returned Σ at ml + 4 (attention's segments); `scaled`: each
+ * e^(x − max) is stored times 2^112 (the factor an f16 cache's values lack, see attention.ts),
+ * exactly, while Σ is of the unscaled values.
+ */
+export function expSumMax(x: usize, n: i32, ml: usize, scaled: bool): void {
+  if (scaled) expSumAt(x, n, ml, true);
+  else expSumAt(x, n, ml, false);
 }
 
 /** The body of expSum and expSumMax (ml = 0: store nothing). */
 // @ts-ignore: decorator
-@inline function expSumAt(x: usize, n: i32, ml: usize): f32 {
+@inline function expSumAt(x: usize, n: i32, ml: usize, scaled: bool = false): f32 {
+  const k = f32x4.splat(5.192296858534828e+33); // 2^112
   let m4 = f32x4.splat(-Infinity);
   let i = 0;
   for (; i + 4 <= n; i += 4) m4 = f32x4.pmax(m4, v128.load(x + (<usize>i << 2))); // pmax: one maxps; a NaN still reaches the sum
@@ -67,14 +73,14 @@ export function expSumMax(x: usize, n: i32, ml: usize): void {
   for (; i + 4 <= n; i += 4) {
     const p = x + (<usize>i << 2);
     const e = exp4(f32x4.sub(v128.load(p), mv));
-    v128.store(p, e);
+    v128.store(p, scaled ? f32x4.mul(e, k) : e);
     s4 = f32x4.add(s4, e);
   }
   let sum: f32 = (f32x4.extract_lane(s4, 0) + f32x4.extract_lane(s4, 1)) + (f32x4.extract_lane(s4, 2) + f32x4.extract_lane(s4, 3));
   for (; i < n; i++) {
     const p = x + (<usize>i << 2);
     const e = f32x4.extract_lane(exp4(f32x4.splat(load<f32>(p) - mx)), 0);
-    store<f32>(p, e);
+    store<f32>(p, scaled ? e * f32x4.extract_lane(k, 0) : e);
     sum += e;
   }
   if (ml != 0) { store<f32>(ml, mx); store<f32>(ml, sum, 4); }

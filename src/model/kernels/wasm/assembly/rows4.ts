@@ -193,7 +193,7 @@ export const PAIRED_TWO_SUMS: bool = ASC_FEATURE_RELAXED_SIMD;
 
 /** The low half of each 32-bit lane of paired halves as f32 bits: bf16 shifted up, f16 via halfLanes (w·2^−112). */
 // @ts-ignore: decorator
-@inline function pairLo(bf: bool, v: v128, lo: v128, mask: v128): v128 {
+@inline export function pairLo(bf: bool, v: v128, lo: v128, mask: v128): v128 {
   return bf ? i32x4.shl(v, 16) : halfLanes(v, lo, mask);
 }
 
@@ -204,7 +204,7 @@ export const PAIRED_TWO_SUMS: bool = ASC_FEATURE_RELAXED_SIMD;
  * low halves and the fused multiply-adds; relaxed build +2%, SIMD128 +12% from cache).
  */
 // @ts-ignore: decorator
-@inline function pairHi(bf: bool, v: v128, mask: v128): v128 {
+@inline export function pairHi(bf: bool, v: v128, mask: v128): v128 {
   return bf ? v128.and(v, mask) : v128.and(i32x4.shr_s(v, 3), mask);
 }
 
