@@ -322,13 +322,13 @@ export class TransformerModel implements Model {
   }
 
   /**
-   * Products of one input with several weights. A decode step on the wasm backend runs them as one
-   * dispatch (WasmBackend.matmulMany: the same bits as one by one); a prefill's products last
-   * milliseconds each, so there the per-dispatch cost is nothing and they run one by one.
+   * Products of one input with several weights. On the wasm backend they run as one dispatch
+   * (WasmBackend.matmulMany: the same bits as one by one), and the input is quantized once for
+   * all of them.
    */
   private mmShared(parts: readonly { out: Float32Array; w: Weight; nOut: number }[], x: Float32Array, nIn: number, nT: number): void {
     const wasm = this.wasm;
-    if (wasm && nT === 1 && parts.every((p) => wasm.supports(p.w.type))) wasm.matmulMany(parts, x, nIn, nT);
+    if (wasm && parts.every((p) => wasm.supports(p.w.type))) wasm.matmulMany(parts, x, nIn, nT);
     else for (const p of parts) this.mm(p.out, p.w, x, nIn, p.nOut, nT);
   }
 

@@ -60,7 +60,7 @@ for (const [type, nIn] of CASES) {
         const a = w1.map((w) => one.interleave(w)), b = w2.map((w) => two.interleave(w));
         assert.deepEqual(a, b);
       }
-      for (const nTok of [1, 3]) {
+      for (const nTok of [1, 3, 9]) { // 9: the prefill kernels (token quads for the int8 types)
         const x = randF32(rng, nIn * nTok);
         const f1 = fusedOne(), f2 = fusedTwo();
         const r1 = both(one, w1, x, nIn, nTok), r2 = both(two, w2, x, nIn, nTok);
@@ -93,6 +93,18 @@ test('matmulMany falls back to part-by-part matmul when the parts cannot run as 
     const r = both(two, ws, x, nIn, 1);
     assert.equal(fusedTwo(), f, `${what}: not fused`);
     ws.forEach((_, i) => assert.deepEqual(r.many[i], r.each[i], `${what}: part ${i}`));
+  }
+  // part by part with the input quantized once per int8 form: a Q8_0 part (i16 activations), then
+  // two Q4_0 parts (i8 in the relaxed build; one interleaved, one not, so not one matrix) that
+  // share the second quantization, as decode and as prefill (token quads)
+  for (const nTok of [1, 9]) {
+    const xs = randF32(rng, nIn * nTok);
+    const ws = [weight(rng, GGMLType.Q8_0, nIn, 8), weight(rng, GGMLType.Q4_0, nIn, 8), weight(rng, GGMLType.Q4_0, nIn, 4)];
+    assert.equal(two.interleave(ws[1]!), true);
+    const f0 = fusedTwo();
+    const r = both(two, ws, xs, nIn, nTok);
+    assert.equal(fusedTwo(), f0, 'mixed int8 forms: not fused');
+    ws.forEach((_, i) => assert.deepEqual(r.many[i], r.each[i], `mixed int8 forms nTok=${nTok}: part ${i}`));
   }
   // a single part is a plain matmul; no parts, nothing
   const f = fusedTwo();

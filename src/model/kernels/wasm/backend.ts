@@ -27,12 +27,6 @@ export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
  */
 const QUAD_MIN_TOKENS = 8;
 
-/**
- * Smallest activation count (tokens × row length) for which matmul looks for a reusable
- * quantization (see quantized()): below it the comparison and the copy cost more than they save
- * (small-model decode was 14% slower with them on every call).
- */
-const REUSE_MIN_VALUES = 8192;
 
 /**
  * Fewest values for which an element-wise op (swiglu, activation quantization) is split across the
@@ -111,7 +105,7 @@ export class WasmBackend {
   /** Staging and scratch blocks reserve() has already touched (by pointer). */
   private readonly touched = new Set<number>();
   /** What the int8 staging buffers hold (see quantized()); quads: where they were interleaved (0: not). */
-  private lastQuant: { i8: boolean; nIn: number; nTok: number; xq: number; xd: number; saved: number; quads: number } | null = null;
+  private lastQuant: { i8: boolean; nIn: number; nTok: number; xq: number; xd: number; quads: number } | null = null;
   private readonly parallelMin: number;
   /** The same for element-wise ops (PARALLEL_MIN_VALUES; 0 when parallelMin is 0, as in the tests). */
   private readonly parallelMinValues: number;
@@ -193,9 +187,14 @@ export class WasmBackend {
    * WASM_MATMUL_TYPES, kept in its file format and dequantized inside the kernel.
    */
   matmul(out: Float32Array, w: MatrixWeight, x: Float32Array, nIn: number, nOut: number, nTokens: number): void {
+    this.matmulPart(out, w, x, nIn, nOut, nTokens, false);
+  }
+
+  /** matmul; `again`: x is the previous matmul's input, unchanged since (its quantization is reused). */
+  private matmulPart(out: Float32Array, w: MatrixWeight, x: Float32Array, nIn: number, nOut: number, nTokens: number, again: boolean): void {
     const rb = this.checkMatmul(out, w, x, nIn, nOut, nTokens);
     const op = this.output(out, 'out', nOut * nTokens);
-    const a = this.matmulInputs(w, x, nIn, nTokens, rb);
+    const a = this.matmulInputs(w, x, nIn, nTokens, rb, again);
     if (!a) return; // reserve(): the staging is all it wanted
     if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
       this.pool.matmul(a.typeFlags, op, a.wp, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride, this.rowAlign(w, nIn, nOut, nTokens));
@@ -221,7 +220,8 @@ export class WasmBackend {
     const il = this.interleaved.has(first.w.data);
     const fusable = parts.length > 1 && parts.every((p, i) => p.w.type === first.w.type && this.interleaved.has(p.w.data) === il && (i === parts.length - 1 || p.nOut % 4 === 0));
     if (!fusable) {
-      for (const p of parts) this.matmul(p.out, p.w, x, nIn, p.nOut, nTokens);
+      // part by part, the input quantized once (for each int8 form) and kept for the next parts
+      parts.forEach((p, i) => this.matmulPart(p.out, p.w, x, nIn, p.nOut, nTokens, i > 0));
       return;
     }
     const ops = parts.map((p, i) => this.output(p.out, `out${i}`, p.nOut * nTokens));
@@ -277,7 +277,7 @@ export class WasmBackend {
    * and the scratch it will use (rb: w's row bytes, from checkMatmul). null inside reserve(), after
    * sizing the staging.
    */
-  private matmulInputs(w: MatrixWeight, x: Float32Array, nIn: number, nTokens: number, rb: number): { typeFlags: number; wp: number; xp: number; xs: number; xq: number; xd: number } | null {
+  private matmulInputs(w: MatrixWeight, x: Float32Array, nIn: number, nTokens: number, rb: number, again = false): { typeFlags: number; wp: number; xp: number; xs: number; xq: number; xd: number } | null {
     const wp = this.weightPtr(w.data);
     const il = this.interleaved.has(w.data);
     const xp = this.input(x, 'x', nIn * nTokens);
@@ -291,7 +291,7 @@ export class WasmBackend {
     // Q2_K's and Q3_K's int8 kernels are one-token decode kernels: for several tokens, dequantizing
     // each row once per tile and running the f32 tiles was faster (110M Q3_K prefill 100 vs 65 tok/s)
     if (this.int8 && this.kernels.hasIntDot(w.type) && !(DECODE_ONLY_INT8.has(w.type) && nTokens > 1)) {
-      ({ xq, xd } = this.quantized(w.type, xp, nIn, nTokens, wantQuads));
+      ({ xq, xd } = this.quantized(w.type, xp, nIn, nTokens, wantQuads, again));
       // Q6_K, Q2_K and Q3_K decode keep their activations' 16-value group sums in the thread's scratch (q6GroupSums)
       if ((w.type === GGMLType.Q6_K || DECODE_ONLY_INT8.has(w.type)) && nTokens === 1) this.ensureScratch(nIn);
       if (wantQuads) {
@@ -499,32 +499,23 @@ export class WasmBackend {
   /**
    * The activations at xp (nTok × nIn f32) quantized for the int8 kernels of `type`: int8 blocks
    * (xq, xd), or with `quads` the prefill's interleaved form (xq: quads, xd: unused). Done once
-   * for all rows and threads; and when the bytes equal those quantized last time in the same form
-   * (the query/key/value and gate/up matmuls share their input) the previous result is reused.
+   * for all rows and threads. `again` (matmulMany's parts after the first: the same x, unchanged):
+   * what the staging buffers hold is reused when it is in the same form. (Before, every large
+   * input was compared with a saved copy of the last one quantized: at 110M prefill shapes the
+   * copies and comparisons took 4 ms of a 127-token prefill, 1.3%, now that the transformer passes
+   * shared inputs through matmulMany they are not needed.)
    */
-  private quantized(type: number, xp: number, nIn: number, nTok: number, quads: boolean): { xq: number; xd: number } {
+  private quantized(type: number, xp: number, nIn: number, nTok: number, quads: boolean, again: boolean): { xq: number; xd: number } {
     const i8 = this.kernels.compactInt8(type) === 1;
-    const nb = (nIn / 32) * nTok, bytes = nIn * nTok * 4;
+    const nb = (nIn / 32) * nTok;
     const xq = this.stage('q.xq', nb * 64), xd = this.stage('q.xd', nb * 8);
-    // one decode token: quantizing is cheaper than comparing and saving the input
-    const reuse = quads || nIn * nTok >= REUSE_MIN_VALUES;
-    const saved = reuse ? this.stage('q.saved', bytes) : 0;
     const xt = quads ? this.stage('q.xt', this.kernels.quadBytes(type, nIn, nTok)) : 0;
     if (this.dry) return { xq, xd };
-    if (!reuse) {
-      this.quantizeBlocks(xq, xd, xp, nb, i8);
-      this.lastQuant = null;
-      return { xq, xd };
-    }
-    const mem = this.heap.memory.buffer; // after the allocations above (growing replaces the buffer object)
     const last = this.lastQuant;
-    const same = last !== null && last.i8 === i8 && last.nIn === nIn && last.nTok === nTok
-      && last.xq === xq && last.xd === xd && last.saved === saved
-      && Buffer.from(mem, xp, bytes).equals(Buffer.from(mem, saved, bytes));
+    const same = again && last !== null && last.i8 === i8 && last.nIn === nIn && last.nTok === nTok && last.xq === xq && last.xd === xd;
     if (!same) {
       this.quantizeBlocks(xq, xd, xp, nb, i8);
-      new Uint8Array(mem, saved, bytes).set(new Uint8Array(mem, xp, bytes));
-      this.lastQuant = { i8, nIn, nTok, xq, xd, saved, quads: 0 };
+      this.lastQuant = { i8, nIn, nTok, xq, xd, quads: 0 };
     }
     if (!quads) return { xq, xd };
     const q = this.lastQuant!;
