@@ -140,12 +140,36 @@ export function rope(x: usize, nHeads: i32, headDim: i32, ropeDim: i32, pos: f64
  * kernel (src/model/kernels/rope.ts ropeApply) does in JavaScript numbers: the same bits.
  */
 export function ropeRows(x: usize, nTok: i32, nHeads: i32, headDim: i32, nRot: i32, cos: usize, sin: usize, neox: bool): void {
-  const half = nRot >> 1;
+  const half = nRot >> 1, h2 = half & ~1;
   for (let t = 0; t < nTok; t++) {
     const cs = <usize>(t * half) << 2;
     for (let h = 0; h < nHeads; h++) {
       const b = x + (<usize>((t * nHeads + h) * headDim) << 2);
-      for (let i = 0; i < half; i++) {
+      // two pairs at a time in f64x2 lanes (the products of two f32 are exact in f64, so the
+      // lanes round exactly as the scalar steps below), then a last odd pair
+      let i = 0;
+      for (; i < h2; i += 2) {
+        const c = f64x2.promote_low_f32x4(v128.load64_zero(cos + cs + (<usize>i << 2)));
+        const s = f64x2.promote_low_f32x4(v128.load64_zero(sin + cs + (<usize>i << 2)));
+        let x0: v128, x1: v128;
+        if (neox) {
+          x0 = f64x2.promote_low_f32x4(v128.load64_zero(b + (<usize>i << 2)));
+          x1 = f64x2.promote_low_f32x4(v128.load64_zero(b + (<usize>(i + half) << 2)));
+        } else {
+          const v = v128.load(b + (<usize>i << 3)); // x0 x1 of pair i, then of pair i + 1
+          x0 = f64x2.promote_low_f32x4(v128.shuffle<f32>(v, v, 0, 2, 0, 2));
+          x1 = f64x2.promote_low_f32x4(v128.shuffle<f32>(v, v, 1, 3, 1, 3));
+        }
+        const r0 = f32x4.demote_f64x2_zero(f64x2.sub(f64x2.mul(x0, c), f64x2.mul(x1, s)));
+        const r1 = f32x4.demote_f64x2_zero(f64x2.add(f64x2.mul(x0, s), f64x2.mul(x1, c)));
+        if (neox) {
+          v128.store64_lane(b + (<usize>i << 2), r0, 0);
+          v128.store64_lane(b + (<usize>(i + half) << 2), r1, 0);
+        } else {
+          v128.store(b + (<usize>i << 3), v128.shuffle<f32>(r0, r1, 0, 4, 1, 5));
+        }
+      }
+      for (; i < half; i++) {
         const pa = b + (<usize>(neox ? i : 2 * i) << 2), pb = neox ? pa + (<usize>half << 2) : pa + 4;
         const c = <f64>load<f32>(cos + cs + (<usize>i << 2)), s = <f64>load<f32>(sin + cs + (<usize>i << 2));
         const x0 = <f64>load<f32>(pa), x1 = <f64>load<f32>(pb);
