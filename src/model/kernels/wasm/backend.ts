@@ -27,7 +27,6 @@ export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
  */
 const QUAD_MIN_TOKENS = 8;
 
-
 /**
  * Fewest values for which an element-wise op (swiglu, activation quantization) is split across the
  * threads: below it the dispatch costs more than the second thread saves.
@@ -500,10 +499,9 @@ export class WasmBackend {
    * The activations at xp (nTok × nIn f32) quantized for the int8 kernels of `type`: int8 blocks
    * (xq, xd), or with `quads` the prefill's interleaved form (xq: quads, xd: unused). Done once
    * for all rows and threads. `again` (matmulMany's parts after the first: the same x, unchanged):
-   * what the staging buffers hold is reused when it is in the same form. (Before, every large
-   * input was compared with a saved copy of the last one quantized: at 110M prefill shapes the
-   * copies and comparisons took 4 ms of a 127-token prefill, 1.3%, now that the transformer passes
-   * shared inputs through matmulMany they are not needed.)
+   * what the staging buffers hold is reused when it is in the same form. Shared inputs reach the
+   * backend only through matmulMany, so no input is compared with the last one quantized (a
+   * saved copy and a comparison per large input cost 4 ms of a 110M 127-token prefill).
    */
   private quantized(type: number, xp: number, nIn: number, nTok: number, quads: boolean, again: boolean): { xq: number; xd: number } {
     const i8 = this.kernels.compactInt8(type) === 1;

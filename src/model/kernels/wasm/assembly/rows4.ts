@@ -215,9 +215,10 @@ export const PAIRED_TWO_SUMS: bool = ASC_FEATURE_RELAXED_SIMD;
 }
 
 /**
- * n f32 at y = the interleaved f16 (bf: bf16) group at w (4·n halves, paired as interleave.ts stores them),
+ * n f32 at y = the n interleaved f16 (bf: bf16) values at w (a group: 4·nIn, paired as interleave.ts stores them),
  * in the group's chunk order with each chunk back in element order: what group4x2Pairs (relaxed
- * build) or group4x2F32 and rows4F32 (SIMD128) read. Exact (the same values as rows.ts dequantRow).
+ * build) or group4x2F32 and rows4F32 (SIMD128) read; attention.ts widenCache undoes an f16 KV
+ * cache's pairing with it. Exact (the same values as rows.ts dequantRow).
  */
 export function dequantGroupHalf(bf: bool, w: usize, y: usize, n: i32): void {
   // the decode kernels' conversions; f16 then takes its 2^112 back (exact)
