@@ -287,23 +287,48 @@ export function q6GroupSums(gs: usize, xq: usize, n: i32): void {
       // SIMD128 build: i32 partials. The stores keep TurboFan from loading all eight groups up
       // front (it spilled most of them).
       const gp = gs + (<usize>xb << 3);
-      const d0 = q6Part4(sums, ql, qh, 0, xp, m4, m3, e32);
-      v128.store32_lane(fence, d0, 0);
-      const d1 = q6Part4(sums, ql + 16, qh + 16, 0, xp + part, m4, m3, e32);
-      v128.store32_lane(fence, d1, 0);
-      const d2 = q6Part4(sums, ql + 32, qh, 2, xp + 2 * part, m4, m3, e32);
-      v128.store32_lane(fence, d2, 0);
-      const d3 = q6Part4(sums, ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32);
-      const gLo = q6Sums4(sums, d0, d1, d2, d3, ones, gp);
-      v128.store32_lane(fence, gLo, 0);
-      const d4 = q6Part4(sums, ql, qh, 4, xp + 4 * part, m4, m3, e32);
-      v128.store32_lane(fence, d4, 0);
-      const d5 = q6Part4(sums, ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32);
-      v128.store32_lane(fence, d5, 0);
-      const d6 = q6Part4(sums, ql + 32, qh, 6, xp + 6 * part, m4, m3, e32);
-      v128.store32_lane(fence, d6, 0);
-      const d7 = q6Part4(sums, ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
-      const gHi = q6Sums4(sums, d4, d5, d6, d7, ones, gp + 16);
+      let gLo: v128, gHi: v128;
+      if (R && sums) {
+        // dotQ6Kd: the half's four ql and two qh vectors loaded once (each serves two or four
+        // groups: low and high nibbles, bit pairs 0..3 and 4..7), not once per group
+        const a0 = v128.load(ql), a1 = v128.load(ql, 16), a2 = v128.load(ql, 32), a3 = v128.load(ql, 48);
+        const h0 = v128.load(qh), h1 = v128.load(qh, 16), m30 = v128.load(QC, 192);
+        const d0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), v128.or(v128.and(a0, m4), v128.and(i16x8.shl(h0, 4), m30)));
+        v128.store32_lane(fence, d0, 0);
+        const d1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 16), v128.or(v128.and(a1, m4), v128.and(i16x8.shl(h1, 4), m30)));
+        v128.store32_lane(fence, d1, 0);
+        const d2 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 32), v128.or(v128.and(a2, m4), v128.and(i16x8.shl(h0, 2), m30)));
+        v128.store32_lane(fence, d2, 0);
+        const d3 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 48), v128.or(v128.and(a3, m4), v128.and(i16x8.shl(h1, 2), m30)));
+        gLo = i32x4.sub(reduce4i16w(d0, d1, d2, d3, ones), v128.load(gp));
+        v128.store32_lane(fence, gLo, 0);
+        const d4 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 64), v128.or(v128.and(i16x8.shr_u(a0, 4), m4), v128.and(h0, m30)));
+        v128.store32_lane(fence, d4, 0);
+        const d5 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 80), v128.or(v128.and(i16x8.shr_u(a1, 4), m4), v128.and(h1, m30)));
+        v128.store32_lane(fence, d5, 0);
+        const d6 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 96), v128.or(v128.and(i16x8.shr_u(a2, 4), m4), v128.and(i16x8.shr_u(h0, 2), m30)));
+        v128.store32_lane(fence, d6, 0);
+        const d7 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 112), v128.or(v128.and(i16x8.shr_u(a3, 4), m4), v128.and(i16x8.shr_u(h1, 2), m30)));
+        gHi = i32x4.sub(reduce4i16w(d4, d5, d6, d7, ones), v128.load(gp, 16));
+      } else {
+        const d0 = q6Part4(sums, ql, qh, 0, xp, m4, m3, e32);
+        v128.store32_lane(fence, d0, 0);
+        const d1 = q6Part4(sums, ql + 16, qh + 16, 0, xp + part, m4, m3, e32);
+        v128.store32_lane(fence, d1, 0);
+        const d2 = q6Part4(sums, ql + 32, qh, 2, xp + 2 * part, m4, m3, e32);
+        v128.store32_lane(fence, d2, 0);
+        const d3 = q6Part4(sums, ql + 48, qh + 16, 2, xp + 3 * part, m4, m3, e32);
+        gLo = q6Sums4(sums, d0, d1, d2, d3, ones, gp);
+        v128.store32_lane(fence, gLo, 0);
+        const d4 = q6Part4(sums, ql, qh, 4, xp + 4 * part, m4, m3, e32);
+        v128.store32_lane(fence, d4, 0);
+        const d5 = q6Part4(sums, ql + 16, qh + 16, 4, xp + 5 * part, m4, m3, e32);
+        v128.store32_lane(fence, d5, 0);
+        const d6 = q6Part4(sums, ql + 32, qh, 6, xp + 6 * part, m4, m3, e32);
+        v128.store32_lane(fence, d6, 0);
+        const d7 = q6Part4(sums, ql + 48, qh + 16, 6, xp + 7 * part, m4, m3, e32);
+        gHi = q6Sums4(sums, d4, d5, d6, d7, ones, gp + 16);
+      }
       const s16 = i16x8.extend_low_i8x16_s(v128.load64_zero(sc));
       const l = i32x4.mul(gLo, i32x4.extend_low_i16x8_s(s16)), u = i32x4.mul(gHi, i32x4.extend_high_i16x8_s(s16));
       t = f32x4.add(t, f32x4.mul(f32x4.convert_i32x4_s(pairSums(l, u)), actScales4(xd + (<usize>xb << 3))));
