@@ -67,3 +67,66 @@ test('four threads (more than this machine may have) compute a matmul and SwiGLU
     await pool.close();
   }
 });
+
+test('four threads run a prefill\'s small steps (packQuads, storeKV, RoPE, RMSNorm, add) exactly as one call', async () => {
+  const k = be.kernels;
+  const pool = new ThreadPool(kernelModule(be.variant), be.heap.memory, k, 4, be.heap.alloc(ctrlBytes(4)));
+  try {
+    const rng = createRng(23);
+    const bytesOf = (a: Float32Array | Uint16Array): Uint8Array => new Uint8Array(a.buffer, a.byteOffset, a.byteLength).slice();
+    // 13 tokens of 7 heads of 32 (odd counts: uneven chunks, a partial last quad), at an odd
+    // position (f16 keys share paired runs with the previous position)
+    const nTok = 13, heads = 7, hd = 32, n = heads * hd, pos0 = 5, cap = 64;
+    const src = be.heap.f32(nTok * n);
+    src.set(randF32(rng, nTok * n));
+    for (const half of [0, 1]) {
+      for (const keys of [0, 1]) {
+        const mk = () => (half ? be.heap.u16Managed(cap * n) : be.heap.f32(cap * n));
+        const a = mk(), b = mk();
+        const fillA = randF32(rng, cap * n);
+        if (a instanceof Float32Array && b instanceof Float32Array) { a.set(fillA); b.set(fillA); } else {
+          for (let i = 0; i < cap * n; i++) { (a as Uint16Array)[i] = i * 7919 & 0x3bff; (b as Uint16Array)[i] = i * 7919 & 0x3bff; }
+        }
+        k.storeKV(a.byteOffset, src.byteOffset, nTok, heads, hd, pos0, half, keys);
+        pool.storeKV(b.byteOffset, src.byteOffset, nTok, heads, hd, pos0, half, keys);
+        assert.deepEqual(bytesOf(b), bytesOf(a), `storeKV half=${half} keys=${keys}`);
+      }
+    }
+    const nRot = 24, cos = be.heap.f32(nTok * nRot / 2), sin = be.heap.f32(nTok * nRot / 2);
+    cos.set(randF32(rng, cos.length)); sin.set(randF32(rng, sin.length));
+    for (const neox of [0, 1]) {
+      const a = be.heap.f32(nTok * n), b = be.heap.f32(nTok * n);
+      a.set(src); b.set(src);
+      k.ropeRows(a.byteOffset, nTok, heads, hd, nRot, cos.byteOffset, sin.byteOffset, neox);
+      pool.ropeRows(b.byteOffset, nTok, heads, hd, nRot, cos.byteOffset, sin.byteOffset, neox);
+      assert.deepEqual(b, a, `ropeRows neox=${neox}`);
+    }
+    const w = be.heap.f32(n), ra = be.heap.f32(nTok * n), rb = be.heap.f32(nTok * n);
+    w.set(randF32(rng, n));
+    k.rmsnormRows(ra.byteOffset, src.byteOffset, w.byteOffset, n, nTok, 1e-5);
+    pool.rmsnormRows(rb.byteOffset, src.byteOffset, w.byteOffset, n, nTok, 1e-5);
+    assert.deepEqual(rb, ra, 'rmsnormRows');
+    const m = nTok * n - 3, y = be.heap.f32(m), sa = be.heap.f32(m), sb = be.heap.f32(m);
+    y.set(randF32(rng, m));
+    k.add(sa.byteOffset, src.byteOffset, y.byteOffset, m);
+    pool.add(sb.byteOffset, src.byteOffset, y.byteOffset, m);
+    assert.deepEqual(sb, sa, 'add');
+    // packQuads of 13 tokens of 2 blocks: quantized activations in both forms (Q8_0: i16, Q4_0: i8 in the relaxed build)
+    const nIn = 64, nb = (nIn / 32) * nTok;
+    const x = be.heap.f32(nIn * nTok);
+    x.set(randF32(rng, nIn * nTok));
+    for (const [type, i8] of [[8, false], [2, k.compactInt8(2) === 1]] as const) {
+      const xq = be.heap.alloc(nb * 64), xd = be.heap.alloc(nb * 8);
+      if (i8) k.quantizeBlocksI8(xq, xd, x.byteOffset, nb); else k.quantizeBlocks(xq, xd, x.byteOffset, nb);
+      const bytes = k.quadBytes(type, nIn, nTok);
+      const qa = be.heap.alloc(bytes), qb = be.heap.alloc(bytes);
+      new Uint8Array(be.heap.memory.buffer, qb, bytes).fill(0xa5);
+      new Uint8Array(be.heap.memory.buffer, qa, bytes).fill(0xa5);
+      k.packQuads(type, qa, xq, xd, nIn, nTok);
+      pool.packQuads(type, qb, xq, xd, nIn, nTok);
+      assert.deepEqual(new Uint8Array(be.heap.memory.buffer, qb, bytes), new Uint8Array(be.heap.memory.buffer, qa, bytes), `packQuads type ${type}`);
+    }
+  } finally {
+    await pool.close();
+  }
+});

@@ -28,8 +28,9 @@ export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
 const QUAD_MIN_TOKENS = 8;
 
 /**
- * Fewest values for which an element-wise op (swiglu, activation quantization) is split across the
- * threads: below it the dispatch costs more than the second thread saves.
+ * Fewest values for which an element-wise or row-wise op (swiglu, add, activation quantization and
+ * packing, RMSNorm, RoPE, the KV cache store) is split across the threads: below it the dispatch
+ * costs more than the second thread saves (a decode step's never are; a prefill's are).
  */
 const PARALLEL_MIN_VALUES = 32768;
 
@@ -323,7 +324,8 @@ export class WasmBackend {
     const xp = this.input(x, 'x', n * rows);
     const wp = w ? this.input(w, 'w', n) : 0;
     const op = this.output(out, 'out', n * rows);
-    this.kernels.rmsnormRows(op, xp, wp, n, rows, eps);
+    if (this.pool && n * rows >= this.parallelMinValues && rows > 1) this.pool.rmsnormRows(op, xp, wp, n, rows, eps);
+    else this.kernels.rmsnormRows(op, xp, wp, n, rows, eps);
     this.finish(out, op, n * rows);
   }
 
@@ -347,7 +349,8 @@ export class WasmBackend {
   add(out: Float32Array, a: Float32Array, b: Float32Array, n: number): void {
     const ap = this.input(a, 'x', n), bp = this.input(b, 'w', n);
     const op = this.output(out, 'out', n);
-    this.kernels.add(op, ap, bp, n);
+    if (this.pool && n >= this.parallelMinValues) this.pool.add(op, ap, bp, n);
+    else this.kernels.add(op, ap, bp, n);
     this.finish(out, op, n);
   }
 
@@ -377,7 +380,8 @@ export class WasmBackend {
     const n = nTok * nHeads * headDim, nc = nTok * (nRot >> 1);
     if (nRot > headDim || (nRot & 1) !== 0) throw new InvalidOptionError(`rope: ${nRot} rotated dims do not fit heads of ${headDim}`);
     const xp = this.input(x, 'x', n), cp = this.input(cos, 'k', nc), sp = this.input(sin, 'v', nc);
-    this.kernels.ropeRows(xp, nTok, nHeads, headDim, nRot, cp, sp, neox ? 1 : 0);
+    if (this.pool && n >= this.parallelMinValues && nTok > 1) this.pool.ropeRows(xp, nTok, nHeads, headDim, nRot, cp, sp, neox ? 1 : 0);
+    else this.kernels.ropeRows(xp, nTok, nHeads, headDim, nRot, cp, sp, neox ? 1 : 0);
     this.finish(x, xp, n);
   }
 
@@ -451,7 +455,9 @@ export class WasmBackend {
     if (!this.heap.owns(dst)) throw new InvalidOptionError('wasm backend: storeKV needs a cache allocated in its memory');
     if (dst.length < kvSpan(pos0 + nTok, heads, headDim)) throw new InvalidOptionError(`wasm backend: cache of ${dst.length} values cannot take positions ${pos0}..${pos0 + nTok}`);
     const sp = this.input(src, 'x', nTok * heads * headDim);
-    this.kernels.storeKV(dst.byteOffset, sp, nTok, heads, headDim, pos0, dst instanceof Uint16Array ? 1 : 0, keys ? 1 : 0);
+    const half = dst instanceof Uint16Array ? 1 : 0;
+    if (this.pool && nTok * heads * headDim >= this.parallelMinValues && heads > 1) this.pool.storeKV(dst.byteOffset, sp, nTok, heads, headDim, pos0, half, keys ? 1 : 0);
+    else this.kernels.storeKV(dst.byteOffset, sp, nTok, heads, headDim, pos0, half, keys ? 1 : 0);
   }
 
   /**
@@ -518,7 +524,8 @@ export class WasmBackend {
     if (!quads) return { xq, xd };
     const q = this.lastQuant!;
     if (q.quads !== xt) {
-      this.kernels.packQuads(type, xt, xq, xd, nIn, nTok);
+      if (this.pool && nb * 32 >= this.parallelMinValues) this.pool.packQuads(type, xt, xq, xd, nIn, nTok);
+      else this.kernels.packQuads(type, xt, xq, xd, nIn, nTok);
       q.quads = xt;
     }
     return { xq: xt, xd: 0 };

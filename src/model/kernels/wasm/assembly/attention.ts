@@ -571,11 +571,16 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
  * multiple of 16, rows otherwise), as f32 or (half ≠ 0) as f16 bits (storeHalf's rounding).
  */
 export function storeKV(dst: usize, src: usize, nTok: i32, heads: i32, headDim: i32, pos0: i32, half: i32, keys: i32): void {
+  storeKVHeads(dst, src, nTok, heads, headDim, pos0, half, keys, 0, heads);
+}
+
+/** storeKV of heads [h0, h1) only (the thread pool's chunks: each head's blocks are its own). */
+export function storeKVHeads(dst: usize, src: usize, nTok: i32, heads: i32, headDim: i32, pos0: i32, half: i32, keys: i32, h0: i32, h1: i32): void {
   const es: usize = half != 0 ? 2 : 4;
   const laid = (headDim & 15) == 0;
   for (let t = 0; t < nTok; t++) {
     const p = pos0 + t, b = p / BLOCK, r = p - b * BLOCK;
-    for (let h = 0; h < heads; h++) {
+    for (let h = h0; h < h1; h++) {
       const sp = src + (<usize>(t * heads + h) * <usize>headDim << 2);
       const base = dst + <usize>((b * heads + h) * BLOCK * headDim) * es;
       if (!laid) { put(base + <usize>(r * headDim) * es, sp, headDim, half); continue; }

@@ -84,11 +84,16 @@ const PANEL_I8: usize = 128, PANEL_I16: usize = 256;
  * xd) into quads at dst; a last partial quad is padded with zero tokens.
  */
 export function packQuads(type: i32, dst: usize, xq: usize, xd: usize, n: i32, nTok: i32): void {
+  packQuadsRange(type, dst, xq, xd, n, nTok, 0, (nTok + 3) >> 2);
+}
+
+/** packQuads of quads [q0, q1) only (the thread pool's chunks: each quad is written from its own tokens). */
+export function packQuadsRange(type: i32, dst: usize, xq: usize, xd: usize, n: i32, nTok: i32, q0: i32, q1: i32): void {
   const i8 = i8Form(type), nb = n >> 5;
   const qb: usize = i8 ? <usize>n : <usize>n << 1, bq: usize = i8 ? 32 : 64, qs = i8 ? QUAD_I8 : QUAD_I16;
   const dd = <usize>nb << 3;
   const ones = v128.load(QC, 16), bytes1 = v128.load(QC, 144), z = i32x4.splat(0);
-  for (let q = 0; q < (nTok + 3) >> 2; q++) {
+  for (let q = q0; q < q1; q++) {
     const nt = min(4, nTok - 4 * q);
     const t0 = <usize>(4 * q);
     for (let b = 0; b < nb; b++) {
