@@ -4,7 +4,7 @@ import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes, scaleHa
 import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
-import { PAIRED_TWO_SUMS, dequantGroupHalf, group4x2F32, group4x2Pairs, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
+import { PAIRED_TWO_SUMS, dequantGroupHalf, group4x2F32, group4x2Pairs, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4KT, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
 import { bandGroup, bandGroup4x2, bandRows, bandRowsDot, blockStride, chunkBytes, gatherRow, gatherRowAt, rowIn, transposed } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
@@ -85,6 +85,30 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
       // 32·Σx per 16-value group once for all rows (dotQ6Kd), in this thread's scratch
       if (ASC_FEATURE_RELAXED_SIMD) q6GroupSums(scratch, xq, nIn);
       for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ6Kd(w + <usize>r * rb, xq, xd, scratch, nIn, o)); }
+    }
+    return;
+  }
+  if (ASC_FEATURE_RELAXED_SIMD && type == Q4_K && cb != 0 && transposed(cb) && xq != 0) {
+    // a few tokens (no quads) over transposed Q4_K groups: the decode kernel per token while the
+    // group is in cache (gathering each row into GGUF order for the two-token kernels made these
+    // matmuls 10–20% slower than before the layout was transposed)
+    const qb = <usize>nIn, dd = <usize>(nIn >> 5) << 3, db = <usize>(nIn >> 5) << 2, os = <usize>nOut << 2;
+    let r = r0;
+    while (r < r1) {
+      if ((r & 3) == 0 && r + 4 <= min(r1, n4)) {
+        for (let t = 0; t < nTok; t++) {
+          const tu = <usize>t, o = out + tu * os + (<usize>r << 2);
+          v128.store(o, rows4Q4KT(w + <usize>r * rb, xq + tu * qb, xd + tu * dd, xs + tu * db, nIn, scratch + 64, o));
+        }
+        r += 4;
+      } else {
+        const e = r < n4 ? min(r1, (r & ~3) + 4) : r + 1;
+        for (let t = 0; t < nTok; t++) {
+          const tu = <usize>t;
+          decodeInterleaved(type, cb, out + tu * os, w, rb, x, xs + tu * db, xq + tu * qb, xd + tu * dd, nIn, nOut, r, e, scratch);
+        }
+        r = e;
+      }
     }
     return;
   }
@@ -281,17 +305,18 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
   while (r < r1) {
     const o = out + (<usize>r << 2);
     if ((r & 3) == 0 && r + 4 <= end) {
-      v128.store(o, transposed(cb) ? rows4T(type, w + <usize>r * rb, xq, xd, nIn, o) : rows4(type, w + <usize>r * rb, cb, cb << 2, x, xs, xq, xd, nIn, scratch, o));
+      v128.store(o, transposed(cb) ? rows4T(type, w + <usize>r * rb, xq, xd, xs, nIn, scratch + 64, o) : rows4(type, w + <usize>r * rb, cb, cb << 2, x, xs, xq, xd, nIn, scratch, o));
       r += 4;
     } else if (transposed(cb)) {
-      // Q4_0/Q8_0 groups are transposed (interleave.ts): a row of a group cut by [r0, r1) takes
-      // its lane of the whole group's result (the same bits), a trailing row the one-row kernel
+      // Q4_0/Q8_0 (relaxed build: and Q4_K) groups are transposed (interleave.ts): a row of a group
+      // cut by [r0, r1) takes its lane of the whole group's result (the same bits), a trailing row
+      // the one-row kernel
       if (r < n4) {
-        v128.store(scratch, rows4T(type, w + <usize>(r & ~3) * rb, xq, xd, nIn, scratch));
+        v128.store(scratch, rows4T(type, w + <usize>(r & ~3) * rb, xq, xd, xs, nIn, scratch + 64, scratch));
         const g1 = min(r1, (r & ~3) + 4);
         for (; r < g1; r++) store<f32>(out + (<usize>r << 2), load<f32>(scratch + (<usize>(r & 3) << 2)));
       } else {
-        store<f32>(o, dotRowQ(type, w + <usize>r * rb, xq, xd, 0, nIn, o));
+        store<f32>(o, dotRowQ(type, w + <usize>r * rb, xq, xd, xs, nIn, o));
         r++;
       }
     } else if ((type == F16 || type == BF16) && r >= n4) {
@@ -306,9 +331,10 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
   return true;
 }
 
-/** The four rows of a transposed Q4_0 or Q8_0 group (interleave.ts). */
+/** The four rows of a transposed Q4_0, Q8_0 or (relaxed build) Q4_K group (interleave.ts; hs: 272 bytes of scratch for Q4_K, away from fence). */
 // @ts-ignore: decorator
-@inline function rows4T(type: i32, w: usize, xq: usize, xd: usize, nIn: i32, fence: usize): v128 {
+@inline function rows4T(type: i32, w: usize, xq: usize, xd: usize, xs: usize, nIn: i32, hs: usize, fence: usize): v128 {
+  if (type == Q4_K) return rows4Q4KT(w, xq, xd, xs, nIn, hs, fence);
   return type == Q4_0 ? rows4Q4_0(w, xq, xd, nIn, fence) : rows4Q8_0(w, xq, xd, nIn, fence);
 }
 

@@ -8,7 +8,9 @@
 // A grouped Q4_0 or Q8_0 block is transposed as well (4·cb bytes: the four rows' f16 scales, then
 // vectors whose 32-bit lane j holds quant bytes 4k..4k+3 of row j: four for Q4_0, eight for Q8_0),
 // so that the decode kernels (rows4.ts rows4Q4_0, rows4Q8_0) keep each row in its own lane and
-// load the four scales at once. Every scale and quant byte keeps its encoding.
+// load the four scales at once. In the relaxed build a grouped Q4_K super-block is transposed the
+// same way (the four rows' 16-byte headers, then 32 vectors of four rows' quant words: rows4Q4KT).
+// Every scale and quant byte keeps its encoding.
 // Wide f32 matrices (rows of BAND_MIN_COLS values or more: more than 1024) go one step further: each band of
 // eight groups (32 rows) is stored column block by column block (BAND_COLS values), and inside a
 // block group by group, each group's chunks in order. A decode step then streams the band once,
@@ -164,12 +166,14 @@ function groupRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: usize): void 
     const base = w + <usize>g * rb;
     memory.copy(tmp, base, rb << 2);
     if (transposed(cb)) {
+      const hb = headBytes(cb);
       for (let c: usize = 0; c < nc; c++) {
         const d = base + (c << 2) * cb;
         for (let j: usize = 0; j < 4; j++) {
           const src = tmp + j * rb + c * cb;
-          store<u16>(d + (j << 1), load<u16>(src));
-          for (let k: usize = 0; k < (cb - 2) >> 2; k++) store<u32>(d + 8 + (k << 4) + (j << 2), load<u32>(src + 2 + (k << 2)));
+          if (hb == 2) store<u16>(d + (j << 1), load<u16>(src));
+          else v128.store(d + (j << 4), v128.load(src));
+          for (let k: usize = 0; k < (cb - hb) >> 2; k++) store<u32>(d + (hb << 2) + (k << 4) + (j << 2), load<u32>(src + hb + (k << 2)));
         }
       }
       continue;
@@ -200,11 +204,22 @@ function groupRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: usize): void 
 /** Copy row j (0..3) of the interleaved group starting at `group` into dst in GGUF order. */
 export function gatherRow(dst: usize, group: usize, j: i32, rb: usize, cb: usize): void {
   const nc = rb / cb;
-  if (transposed(cb)) {
+  if (transposed(cb) && cb == 144) {
+    // Q4_K: the row's header, then its quant bytes 16 at a time (four lanes gathered per vector)
     for (let c: usize = 0; c < nc; c++) {
       const q = group + (c << 2) * cb, d = dst + c * cb;
-      store<u16>(d, load<u16>(q + (<usize>j << 1)));
-      for (let k: usize = 0; k < (cb - 2) >> 2; k++) store<u32>(d + 2 + (k << 2), load<u32>(q + 8 + (k << 4) + (<usize>j << 2)));
+      v128.store(d, v128.load(q + (<usize>j << 4)));
+      for (let h: usize = 0; h < 8; h++) v128.store(d + 16 + (h << 4), kQuants(q, j, h >> 1, h & 1));
+    }
+    return;
+  }
+  if (transposed(cb)) {
+    const hb = headBytes(cb);
+    for (let c: usize = 0; c < nc; c++) {
+      const q = group + (c << 2) * cb, d = dst + c * cb;
+      if (hb == 2) store<u16>(d, load<u16>(q + (<usize>j << 1)));
+      else v128.store(d, v128.load(q + (<usize>j << 4)));
+      for (let k: usize = 0; k < (cb - hb) >> 2; k++) store<u32>(d + hb + (k << 2), load<u32>(q + (hb << 2) + (k << 4) + (<usize>j << 2)));
     }
     return;
   }
@@ -219,10 +234,32 @@ export function gatherRow(dst: usize, group: usize, j: i32, rb: usize, cb: usize
   for (let c: usize = 0; c < nc; c++) copyChunk(dst + c * cb, src + (c << 2) * cb, cb);
 }
 
-/** Whether groups of chunks of cb bytes are transposed block by block (Q4_0: 18, Q8_0: 34; see above). */
+/**
+ * Whether groups of chunks of cb bytes are transposed block by block (Q4_0: 18, Q8_0: 34; Q4_K:
+ * 144 in the relaxed build, whose decode kernel rows4Q4KT reads it; see above).
+ */
 // @ts-ignore: decorator
 @inline export function transposed(cb: usize): bool {
-  return cb == 18 || cb == 34;
+  return cb == 18 || cb == 34 || (ASC_FEATURE_RELAXED_SIMD && cb == 144);
+}
+
+/** Bytes of a transposed block's per-row header (kept whole, rows one after another): Q4_0/Q8_0 the f16 scale, Q4_K d, dmin and the 12 scale bytes. */
+// @ts-ignore: decorator
+@inline export function headBytes(cb: usize): usize {
+  return cb == 144 ? 16 : 2;
+}
+
+/**
+ * Quant bytes 32p + 16h .. 32p + 16h + 15 of row j (GGUF order) of the transposed Q4_K
+ * super-block at q (p: the pair of 32-value sub-blocks, h: which half of its 32 bytes).
+ */
+// @ts-ignore: decorator
+@inline export function kQuants(q: usize, j: i32, p: usize, h: usize): v128 {
+  const a = q + 64 + (p << 7) + (h << 6) + (<usize>j << 2);
+  let v = v128.load32_zero(a);
+  v = v128.load32_lane(a + 16, v, 1);
+  v = v128.load32_lane(a + 32, v, 2);
+  return v128.load32_lane(a + 48, v, 3);
 }
 
 /**

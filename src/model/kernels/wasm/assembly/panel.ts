@@ -24,7 +24,7 @@
 import { half, halfK, madd } from './simd';
 import { Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, minK, scaleK } from './rows';
 import { QC } from './q8';
-import { blockStride, groupQuants, rowIn, transposed } from './interleave';
+import { blockStride, groupQuants, kQuants, rowIn, transposed } from './interleave';
 
 const QUAD_I8: usize = 208, QUAD_I16: usize = 336;
 /** Where the per-token values sit in a quad block, in bytes before its end (see above). */
@@ -155,7 +155,7 @@ export function packQuadsRange(type: i32, dst: usize, xq: usize, xd: usize, n: i
 /**
  * Write the panel of one weight row to dst: nb blocks of 32 values, bs bytes apart from p (Q4_K:
  * bs is the 144-byte super-block, which holds eight of them). j ≥ 0: the row is row j of the
- * transposed Q4_0 or Q8_0 group blocks at p (interleave.ts), else p is the row's first block.
+ * transposed Q4_0, Q8_0 or Q4_K group blocks at p (interleave.ts), else p is the row's first block.
  */
 // @ts-ignore: decorator
 @inline function buildPanel(type: i32, dst: usize, p: usize, bs: usize, nb: i32, j: i32): void {
@@ -189,6 +189,15 @@ export function packQuadsRange(type: i32, dst: usize, xq: usize, xd: usize, n: i
       const dq = halfK(load<u16>(q, 208));
       v128.store(d + pb - 32, f32x4.splat(dq * <f32>load<i8>(sc)));
       v128.store(d + pb - 16, f32x4.splat(dq * <f32>load<i8>(sc, 1)));
+    } else if (type == Q4_K && j >= 0) {
+      // row j of a transposed Q4_K super-block (interleave.ts, relaxed build): its header at 16j,
+      // sub-block s's quants are lane j of the pair s/2's vectors, low (s even) or high nibbles
+      const q = p + <usize>(b >> 3) * bs, s = b & 7, h = q + (<usize>j << 4);
+      const sh = (s & 1) << 2;
+      lo = v128.and(i16x8.shr_u(kQuants(q, j, <usize>(s >> 1), 0), sh), m4);
+      hi = v128.and(i16x8.shr_u(kQuants(q, j, <usize>(s >> 1), 1), sh), m4);
+      v128.store(d + pb - 32, f32x4.splat(halfK(load<u16>(h)) * <f32>scaleK(h + 4, s)));
+      v128.store(d + pb - 16, f32x4.splat(halfK(load<u16>(h, 2)) * <f32>minK(h + 4, s)));
     } else if (type == Q4_K || type == Q5_K) {
       // sub-block j of super-block b/8: low (j even) or high (j odd) nibbles of 32 bytes; Q5_K's
       // fifth bit of value i is bit j of qh[i]

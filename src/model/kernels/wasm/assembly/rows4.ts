@@ -360,33 +360,14 @@ export function rows4Q5K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, x
 // @ts-ignore: decorator
 @inline function rows4KT(five: bool, w: usize, rs: usize, cs: usize, xq: usize, xd: usize, xs: usize, n: i32, hs: usize, fence: usize): v128 {
   const m4 = ASC_FEATURE_RELAXED_SIMD ? v128.load(C4, 16) : v128.load(C4);
-  const ones = v128.load(C4, 64), b3f = v128.load(C4, 128), b03 = v128.load(C4, 144), b0f = v128.load(C4, 16);
+  const ones = v128.load(C4, 64);
   let acc = f32x4.splat(0), macc = f32x4.splat(0);
   for (let sb = 0; sb < (n >> 8); sb++) {
     const p0 = w + <usize>sb * cs, p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
-    // headers: i32 lane r of DD = row r's d | dmin << 16, of AA/BB/CC = its scale bytes 0..3/4..7/8..11
+    // headers: the four rows' first 16 bytes (kHeaders)
     const v0 = v128.load(p0), v1 = v128.load(p1), v2 = v128.load(p2), v3 = v128.load(p3);
-    const x01 = v128.shuffle<u8>(v0, v1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
-    const x23 = v128.shuffle<u8>(v2, v3, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
-    const y01 = v128.shuffle<u8>(v0, v1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
-    const y23 = v128.shuffle<u8>(v2, v3, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
-    const dd = v128.shuffle<u8>(x01, x23, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
-    const aa = v128.shuffle<u8>(x01, x23, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
-    const bb = v128.shuffle<u8>(y01, y23, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
-    const cc = v128.shuffle<u8>(y01, y23, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
-    // byte k of lane r: sub-block k's scale (scLo) and min (mLo), and sub-block k + 4's (scHi, mHi)
-    // (ggml get_scale_min_k4; the i16 shifts move no set bit across a byte after the masks)
-    const scLo = v128.and(aa, b3f), mLo = v128.and(bb, b3f);
-    const scHi = v128.or(v128.and(cc, b0f), i16x8.shl(v128.and(i16x8.shr_u(aa, 6), b03), 4));
-    const mHi = v128.or(v128.and(i16x8.shr_u(cc, 4), b0f), i16x8.shl(v128.and(i16x8.shr_u(bb, 6), b03), 4));
-    // per step k, the four rows' scales and mins of sub-blocks k and k + 4 (i32 lanes), parked in
-    // the thread's scratch: held in registers they left too few for the sums (most of the loop's
-    // instructions were spills)
-    for (let k = 0; k < 4; k++) {
-      const o = hs + (<usize>k << 6);
-      v128.store(o, lanesByte(scLo, k)); v128.store(o, lanesByte(scHi, k), 16);
-      v128.store(o, lanesByte(mLo, k), 32); v128.store(o, lanesByte(mHi, k), 48);
-    }
+    // the rows' sub-block scales and mins, parked in the thread's scratch (see kHeaders)
+    const dd = kHeaders(hs, v0, v1, v2, v3, false);
     const d = halfK4(v128.and(dd, v128.load(C4, 160))), dmin = halfK4(i32x4.shr_u(dd, 16));
     const blk = sb << 3;
     // sub-blocks k and k + 4 per step, written out so that k is a constant in each (a loop over
@@ -407,6 +388,112 @@ export function rows4Q5K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, x
     fence2(fence, acc, macc);
   }
   return f32x4.sub(acc, macc);
+}
+
+/**
+ * The K-quant headers of four rows (v0..v3: each row's first 16 bytes, f16 d and dmin, then the 12
+ * bytes of 6-bit scales and mins as ggml packs them, get_scale_min_k4) decoded into `hs`: for k =
+ * 0..3, at hs + 64k, sub-block k's scales, sub-block k + 4's, then their mins, lane r = row r (i32;
+ * with `pairs` the scales as i16 pairs, both halves of the lane). Returns lane r = row r's d |
+ * dmin << 16. The stores are written out: as a loop over k, TurboFan recomputed the decoding in
+ * each iteration. Parked in scratch, since held in registers they left too few for the kernels' sums.
+ */
+// @ts-ignore: decorator
+@inline function kHeaders(hs: usize, v0: v128, v1: v128, v2: v128, v3: v128, pairs: bool): v128 {
+  const b3f = v128.load(C4, 128), b03 = v128.load(C4, 144), b0f = v128.load(C4, 16);
+  // i32 lane r of dd = row r's d | dmin << 16, of aa/bb/cc its scale bytes 0..3/4..7/8..11
+  const x01 = v128.shuffle<u8>(v0, v1, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const x23 = v128.shuffle<u8>(v2, v3, 0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const y01 = v128.shuffle<u8>(v0, v1, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  const y23 = v128.shuffle<u8>(v2, v3, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  const dd = v128.shuffle<u8>(x01, x23, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  const aa = v128.shuffle<u8>(x01, x23, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  const bb = v128.shuffle<u8>(y01, y23, 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  const cc = v128.shuffle<u8>(y01, y23, 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  // byte k of lane r: sub-block k's scale (scLo) and min (mLo), and sub-block k + 4's (scHi, mHi)
+  // (the i16 shifts move no set bit across a byte after the masks)
+  const scLo = v128.and(aa, b3f), mLo = v128.and(bb, b3f);
+  const scHi = v128.or(v128.and(cc, b0f), i16x8.shl(v128.and(i16x8.shr_u(aa, 6), b03), 4));
+  const mHi = v128.or(v128.and(i16x8.shr_u(cc, 4), b0f), i16x8.shl(v128.and(i16x8.shr_u(bb, 6), b03), 4));
+  kScales(hs, scLo, scHi, mLo, mHi, 0, pairs);
+  kScales(hs + 64, scLo, scHi, mLo, mHi, 1, pairs);
+  kScales(hs + 128, scLo, scHi, mLo, mHi, 2, pairs);
+  kScales(hs + 192, scLo, scHi, mLo, mHi, 3, pairs);
+  return dd;
+}
+
+/** kHeaders' stores for one k at o. */
+// @ts-ignore: decorator
+@inline function kScales(o: usize, scLo: v128, scHi: v128, mLo: v128, mHi: v128, k: i32, pairs: bool): void {
+  const a = lanesByte(scLo, k), b = lanesByte(scHi, k);
+  v128.store(o, pairs ? v128.or(a, i32x4.shl(a, 16)) : a); v128.store(o, pairs ? v128.or(b, i32x4.shl(b, 16)) : b, 16);
+  v128.store(o, lanesByte(mLo, k), 32); v128.store(o, lanesByte(mHi, k), 48);
+}
+
+/**
+ * Four Q4_K rows of a transposed group (interleave.ts, relaxed build: per super-block the rows'
+ * 16-byte headers, then 32 vectors whose 32-bit lane r holds quant bytes 4k..4k+3 of row r) against
+ * i8 activations, lanes = rows throughout, as rows4Q4_0 does for Q4_0: four activations splat
+ * against each vector's low nibbles (sub-block 2p) and high nibbles (2p + 1) give each row's sums
+ * in its own lane pair, so no reduction across lanes is needed; each i16 lane sums 16 products
+ * (≤ 16·15·127), then one i32x4.dot_i16x8_s against the rows' sub-block scales (i16 pairs) widens
+ * and scales them at once. Per sub-block: d·sc·(d_x·Σq·x_q) − dmin·m·Σx, as rows4Q4K computes it
+ * (its scale and min decoding, parked in `hs`: 272 bytes, the header's d and dmin last). The same exact integer sums, so within
+ * rounding of rows4Q4K (the same f32 terms in another order). About two thirds of rows4Q4K's
+ * instructions: no reductions, one load per four rows' quant words.
+ */
+export function rows4Q4KT(w: usize, xq: usize, xd: usize, xs: usize, n: i32, hs: usize, fence: usize): v128 {
+  if (!ASC_FEATURE_RELAXED_SIMD) return f32x4.splat(0); // (SIMD128 keeps Q4_K groups untransposed: interleave.ts transposed)
+  const m4 = v128.load(C4, 16);
+  let acc = f32x4.splat(0), macc = f32x4.splat(0);
+  for (let sb = 0; sb < (n >> 8); sb++) {
+    const g = w + <usize>sb * 576;
+    // headers: the four rows' 16 bytes at the front of the super-block group (kHeaders)
+    const v0 = v128.load(g), v1 = v128.load(g, 16), v2 = v128.load(g, 32), v3 = v128.load(g, 48);
+    // the rows' sub-block scales (as i16 pairs, both halves of a row's lane) and mins at hs (kHeaders)
+    const dd = kHeaders(hs, v0, v1, v2, v3, true);
+    v128.store(hs, dd, 256);
+    const xb = xq + (<usize>sb << 8), blk = sb << 3;
+    let t = f32x4.splat(0), tm = f32x4.splat(0);
+    for (let p = 0; p < 4; p++) {
+      // sub-blocks 2p (low nibbles) and 2p + 1 (high) of the 32 bytes of pair p
+      const q = g + 64 + (<usize>p << 7), xa = xb + (<usize>p << 6);
+      let u = i16x8.splat(0), v = i16x8.splat(0), c: v128;
+      c = v128.load(q); u = kDot(u, v128.load32_splat(xa, 0), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 32), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 16); u = kDot(u, v128.load32_splat(xa, 4), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 36), v128.and(i16x8.shr_u(c, 4), m4));
+      fence2(fence, u, v);
+      c = v128.load(q, 32); u = kDot(u, v128.load32_splat(xa, 8), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 40), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 48); u = kDot(u, v128.load32_splat(xa, 12), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 44), v128.and(i16x8.shr_u(c, 4), m4));
+      fence2(fence, u, v);
+      c = v128.load(q, 64); u = kDot(u, v128.load32_splat(xa, 16), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 48), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 80); u = kDot(u, v128.load32_splat(xa, 20), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 52), v128.and(i16x8.shr_u(c, 4), m4));
+      fence2(fence, u, v);
+      c = v128.load(q, 96); u = kDot(u, v128.load32_splat(xa, 24), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 56), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 112); u = kDot(u, v128.load32_splat(xa, 28), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 60), v128.and(i16x8.shr_u(c, 4), m4));
+      // sub-block s's scales at hs + 64(s mod 4) + 16(s ≥ 4), its mins 32 bytes after them
+      const oa = hs + (<usize>((p << 1) & 3) << 6) + (<usize>(p >> 1) << 4), ob = oa + 64;
+      const su = i32x4.dot_i16x8_s(u, v128.load(oa)), sv = i32x4.dot_i16x8_s(v, v128.load(ob));
+      const da = v128.load32_splat(xd + (<usize>(blk + (p << 1)) << 3)), db = v128.load32_splat(xd + (<usize>(blk + (p << 1) + 1) << 3));
+      t = madd(f32x4.convert_i32x4_s(sv), db, madd(f32x4.convert_i32x4_s(su), da, t));
+      const sa = v128.load32_splat(xs + (<usize>(blk + (p << 1)) << 2)), sbx = v128.load32_splat(xs + (<usize>(blk + (p << 1) + 1) << 2));
+      tm = madd(f32x4.convert_i32x4_s(v128.load(ob, 32)), sbx, madd(f32x4.convert_i32x4_s(v128.load(oa, 32)), sa, tm));
+      fence2(fence, t, tm);
+    }
+    // d and dmin from the header parked at hs + 256 (kept in a register across the loop above,
+    // TurboFan spilled it and its conversions' constants)
+    const dd2 = v128.load(hs, 256);
+    const d = halfK4(v128.and(dd2, v128.load(C4, 160))), dmin = halfK4(i32x4.shr_u(dd2, 16));
+    acc = madd(t, d, acc);
+    macc = madd(tm, dmin, macc);
+    fence2(fence, acc, macc);
+  }
+  return f32x4.sub(acc, macc);
+}
+
+/** u + the relaxed 8-bit dot of four activations x (splat to every row's lane) with q (four rows' unsigned quants). */
+// @ts-ignore: decorator
+@inline function kDot(u: v128, x: v128, q: v128): v128 {
+  return i16x8.add(u, i16x8.relaxed_dot_i8x16_i7x16_s(x, q));
 }
 
 /** Σ over sub-blocks k and k + 4 of the four rows: sc·(d_x·Σq·x_q), lanes = rows (scales at hs, see rows4Q4K). */
