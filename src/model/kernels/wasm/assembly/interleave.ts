@@ -205,7 +205,8 @@ function groupRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: usize): void 
 export function gatherRow(dst: usize, group: usize, j: i32, rb: usize, cb: usize): void {
   const nc = rb / cb;
   if (transposed(cb) && cb == 144) {
-    // Q4_K: the row's header, then its quant bytes 16 at a time (four lanes gathered per vector)
+    // Q4_K: the row's header, then its quant bytes 16 at a time (four lanes gathered per vector);
+    // below, Q4_0 and Q8_0 (2-byte headers)
     for (let c: usize = 0; c < nc; c++) {
       const q = group + (c << 2) * cb, d = dst + c * cb;
       v128.store(d, v128.load(q + (<usize>j << 4)));
@@ -214,12 +215,10 @@ export function gatherRow(dst: usize, group: usize, j: i32, rb: usize, cb: usize
     return;
   }
   if (transposed(cb)) {
-    const hb = headBytes(cb);
     for (let c: usize = 0; c < nc; c++) {
       const q = group + (c << 2) * cb, d = dst + c * cb;
-      if (hb == 2) store<u16>(d, load<u16>(q + (<usize>j << 1)));
-      else v128.store(d, v128.load(q + (<usize>j << 4)));
-      for (let k: usize = 0; k < (cb - hb) >> 2; k++) store<u32>(d + hb + (k << 2), load<u32>(q + (hb << 2) + (k << 4) + (<usize>j << 2)));
+      store<u16>(d, load<u16>(q + (<usize>j << 1)));
+      for (let k: usize = 0; k < (cb - 2) >> 2; k++) store<u32>(d + 2 + (k << 2), load<u32>(q + 8 + (k << 4) + (<usize>j << 2)));
     }
     return;
   }
