@@ -246,6 +246,31 @@ test('interleaved F32, F16 and BF16 groups: a token prefilled with others gets t
   }
 });
 
+test('transposed Q8_0, Q4_0 and Q4_K groups: a token of a few-token product (no quads) gets the decode bits, within the int8 bound of the reference', () => {
+  // Two to seven tokens run the decode kernel per token over each group (index.ts matmul), so a
+  // token's outputs equal its one-token product bit for bit, at one and two threads, in both builds
+  // (Q4_K: in the relaxed build, where its groups are transposed); 15 rows: three whole groups and a
+  // trailing row; two threads split the rows.
+  const rng = createRng(57);
+  for (const [type, nIn] of [[GGMLType.Q8_0, 96], [GGMLType.Q4_0, 160], [GGMLType.Q4_K, 512]] as const) {
+    for (const be of [one, two, simdOne]) {
+      for (const nTok of [2, 3, 7]) {
+        const nOut = 15;
+        const w = copyOf(randWeight(rng, type, nIn, nOut), nIn, nOut);
+        const wf = weightToF32(w, nIn, nOut);
+        be.interleave(w);
+        const x = randF32(rng, nIn * nTok);
+        // (SIMD128 keeps Q4_K groups untransposed: its few-token path is the two-token kernels')
+        if (type !== GGMLType.Q4_K || be.variant === 'relaxed') assertPrefillEqualsDecode(be.matmul.bind(be), w, x, nIn, nOut, nTok, `${typeName(type)} ${be.variant} threads=${be.threads} nTok=${nTok}`);
+        const got = new Float32Array(nOut * nTok);
+        be.matmul(got, w, x, nIn, nOut, nTok);
+        const { y, mag } = refMatmul(wf, x, nIn, nOut, nTok);
+        assertClose(got, y, mag, wf, x, type, true, nIn, nOut, nTok, `${typeName(type)} ${be.variant} nTok=${nTok} vs reference`);
+      }
+    }
+  }
+});
+
 for (const type of [GGMLType.Q4_K, GGMLType.Q5_K]) test(`interleaved ${typeName(type)} decode (four rows per step, headers decoded together) in both kernel builds: within the int8 bound, the same values as the GGUF-order rows within it too, extreme scales and mins`, () => {
   // Both builds run rows4Q4K's steps (8-bit dot products in the relaxed build, widened i16 ones
   // in SIMD128); the first rows get the largest 6-bit scales and mins (63) and extreme f16 d/dmin,
