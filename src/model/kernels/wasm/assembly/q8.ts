@@ -290,25 +290,25 @@ export function q6GroupSums(gs: usize, xq: usize, n: i32): void {
       let gLo: v128, gHi: v128;
       if (R && sums) {
         // dotQ6Kd: the half's four ql and two qh vectors loaded once (each serves two or four
-        // groups: low and high nibbles, bit pairs 0..3 and 4..7), not once per group
+        // groups: low and high nibbles, bit pairs 0..3 and 4..7), not once per group (q6Quant)
         const a0 = v128.load(ql), a1 = v128.load(ql, 16), a2 = v128.load(ql, 32), a3 = v128.load(ql, 48);
         const h0 = v128.load(qh), h1 = v128.load(qh, 16), m30 = v128.load(QC, 192);
-        const d0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), v128.or(v128.and(a0, m4), v128.and(i16x8.shl(h0, 4), m30)));
+        const d0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), q6QuantR(a0, h0, 0, m4, m30));
         v128.store32_lane(fence, d0, 0);
-        const d1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 16), v128.or(v128.and(a1, m4), v128.and(i16x8.shl(h1, 4), m30)));
+        const d1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 16), q6QuantR(a1, h1, 0, m4, m30));
         v128.store32_lane(fence, d1, 0);
-        const d2 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 32), v128.or(v128.and(a2, m4), v128.and(i16x8.shl(h0, 2), m30)));
+        const d2 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 32), q6QuantR(a2, h0, 2, m4, m30));
         v128.store32_lane(fence, d2, 0);
-        const d3 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 48), v128.or(v128.and(a3, m4), v128.and(i16x8.shl(h1, 2), m30)));
+        const d3 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 48), q6QuantR(a3, h1, 2, m4, m30));
         gLo = i32x4.sub(reduce4i16w(d0, d1, d2, d3, ones), v128.load(gp));
         v128.store32_lane(fence, gLo, 0);
-        const d4 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 64), v128.or(v128.and(i16x8.shr_u(a0, 4), m4), v128.and(h0, m30)));
+        const d4 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 64), q6QuantR(a0, h0, 4, m4, m30));
         v128.store32_lane(fence, d4, 0);
-        const d5 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 80), v128.or(v128.and(i16x8.shr_u(a1, 4), m4), v128.and(h1, m30)));
+        const d5 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 80), q6QuantR(a1, h1, 4, m4, m30));
         v128.store32_lane(fence, d5, 0);
-        const d6 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 96), v128.or(v128.and(i16x8.shr_u(a2, 4), m4), v128.and(i16x8.shr_u(h0, 2), m30)));
+        const d6 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 96), q6QuantR(a2, h0, 6, m4, m30));
         v128.store32_lane(fence, d6, 0);
-        const d7 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 112), v128.or(v128.and(i16x8.shr_u(a3, 4), m4), v128.and(i16x8.shr_u(h1, 2), m30)));
+        const d7 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 112), q6QuantR(a3, h1, 6, m4, m30));
         gHi = i32x4.sub(reduce4i16w(d4, d5, d6, d7, ones), v128.load(gp, 16));
       } else {
         const d0 = q6Part4(sums, ql, qh, 0, xp, m4, m3, e32);
@@ -493,15 +493,21 @@ export function dotQ2K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence:
 /** 16 unsigned 6-bit Q6_K quants (bytes 0..63): low 4 bits from ql (high nibble when hs ≥ 4), 2 high bits from qh >> hs. */
 // @ts-ignore: decorator
 @inline function q6Quant(ql: usize, qh: usize, hs: i32, m4: v128, m3: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD) return q6QuantR(v128.load(ql), v128.load(qh), hs, m4, v128.load(QC, 192));
   const a = v128.load(ql);
   const lo = hs >= 4 ? v128.and(i16x8.shr_u(a, 4), m4) : v128.and(a, m4);
-  if (ASC_FEATURE_RELAXED_SIMD) {
-    // bits hs, hs+1 of each qh byte moved to bits 4, 5 by one 16-bit shift (the byte mask 0x30
-    // keeps each byte's own bits), then or-ed in
-    const h = v128.load(qh), m30 = v128.load(QC, 192);
-    return v128.or(lo, v128.and(hs < 4 ? i16x8.shl(h, 4 - hs) : hs == 4 ? h : i16x8.shr_u(h, hs - 4), m30));
-  }
   return v128.or(lo, i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh), hs), m3), 4));
+}
+
+/**
+ * q6Quant of loaded ql and qh vectors a and h (relaxed build; m30: bytes 0x30): bits hs, hs+1 of
+ * each qh byte moved to bits 4, 5 by one 16-bit shift (the byte mask keeps each byte's own bits),
+ * then or-ed into the low or high nibbles of a.
+ */
+// @ts-ignore: decorator
+@inline function q6QuantR(a: v128, h: v128, hs: i32, m4: v128, m30: v128): v128 {
+  const lo = hs >= 4 ? v128.and(i16x8.shr_u(a, 4), m4) : v128.and(a, m4);
+  return v128.or(lo, v128.and(hs < 4 ? i16x8.shl(h, 4 - hs) : hs == 4 ? h : i16x8.shr_u(h, hs - 4), m30));
 }
 
 /** Σ x·q (no −32) over 16 i8 activations at xp as eight i16 partial sums, each |·| ≤ 2·63·127 (dotQ6Kd). */
