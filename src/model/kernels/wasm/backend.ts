@@ -304,8 +304,8 @@ export class WasmBackend {
     } else if (nTokens > 1) this.ensureScratch(nIn * 4);
     // interleaved rows read outside the decode kernels are copied to GGUF order after the f32 row
     // (a banded row's group first to the 4·rb bytes after it); f16 prefill converts a whole group
-    // (four rows) to f32 first, with 128 bytes after it for group4x2Pairs' sums
-    if (il) this.ensureScratch(Math.max(nIn * 4 + 5 * rb, nIn * 16 + 128));
+    // (four rows) to f32 first
+    if (il) this.ensureScratch(Math.max(nIn * 4 + 5 * rb, nIn * 16));
     if (this.dry) return null;
     return { typeFlags: (il ? w.type | INTERLEAVED_FLAG : w.type) | quads, wp, xp, xs, xq, xd };
   }

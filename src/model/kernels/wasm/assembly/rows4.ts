@@ -102,11 +102,14 @@ export function rows4F32Run(w: usize, rs: usize, cs: usize, x: usize, n: i32, ac
  * every lane and shifts it into f32 position in one instruction, an arithmetic shift right by 3
  * does the same for the high half; the mask drops the copies of the sign, and the 2^112 scale of
  * x undoes the exponent offset exactly, so every product equals w·x.
- * Each row keeps two sums, one over the low halves (x vectors 0 and 2 of each chunk, in order),
- * one over the high halves (vectors 1 and 3), added at the end: with one sum a row took four
- * dependent multiply-adds per chunk, and the fused multiply-add's latency (4 cycles on Zen 5) bounded
- * the kernel at 8 bytes a cycle, 25 GB/s from cache; with two, 28 GB/s from cache and 26 vs 24 from
- * memory (110M F16 one-thread decode +2 to +6%). The f16 prefill (group4x2Pairs) takes the same steps.
+ * One sum per row, x vectors in order (rows4F32's steps; prefilled by dequantGroupHalf and
+ * group4x2F32, so a token's logits are the same bits decoded or prefilled). Until session 20 the
+ * relaxed build kept two sums per row (low and high halves) so that the fused multiply-add
+ * chains (four a row per chunk) did not bound it, with a store of both sums OR'ed after each
+ * row's two products; on this Zen 4 host (in-process A/B, call by call) one sum with four stores
+ * a chunk is 9–10% faster per matrix from the L2 cache and from memory, 110M F16 one-thread
+ * decode +10% (pair ratio per token), two threads +6%, BF16 +6%; prefill ±0. The two-sum kernel
+ * ran 93 instructions a chunk (V8 x64 code) against 72 here, and four chains keep up with them.
  * (Load-and-extend, shift and mask per four values, before the dot trick, ran at 17.7 GB/s from
  * cache on a Zen 3 core, the dot trick at 21.)
  */
@@ -117,60 +120,22 @@ export function rows4Half(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
 /**
  * Four bf16 rows of n values (paired as rows4Half's) · x: a bf16 value is the top half of its f32,
  * so the low half of each lane is shifted up and the high half masked. The steps per lane are
- * rows4Half's (two sums per row), as is its prefill (group4x2Pairs).
+ * rows4Half's, as is its prefill (dequantGroupHalf and group4x2F32).
  */
 export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
   return rows4Paired(true, w, rs, cs, x, n, fence);
 }
 
-/**
- * Whether the f16/bf16 kernels keep two sums per row (rows4Half): in the relaxed build, whose
- * fused multiply-add chains bound the one-sum kernel. In SIMD128 a multiply and an add take the
- * fused one's place, the dependency chain is the add's, and the one-sum kernel (one sum per row,
- * x vectors in order: rows4F32's steps, prefilled by group4x2F32) is 6% faster at 110M F16 decode
- * than two sums with their extra stores.
- */
-export const PAIRED_TWO_SUMS: bool = ASC_FEATURE_RELAXED_SIMD;
-
 /** rows4Half (bf false) or rows4BF16 (bf true). */
 // @ts-ignore: decorator
 @inline function rows4Paired(bf: bool, w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
-  return PAIRED_TWO_SUMS ? rows4PairedTwoSums(bf, w, rs, cs, x, n, fence) : rows4PairedOneSum(bf, w, rs, cs, x, n, fence);
+  if (rs == 32 && cs == 128) return rows4PairedGroup(bf, w, x, n, fence);
+  return rows4PairedAny(bf, w, rs, cs, x, n, fence);
 }
 
-/** rows4Paired with two sums per row (see rows4Half). */
+/** rows4Paired for any row stride (a single row in GGUF order: rs = 0). */
 // @ts-ignore: decorator
-@inline function rows4PairedTwoSums(bf: bool, w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
-  const mask = v128.load(C4 + (bf ? 112 : 32)), lo = v128.load(C4, 80);
-  // per row two sums: a over the low halves of the lanes (x vectors 0 and 2 of each chunk), b over
-  // the high halves (vectors 1 and 3)
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
-  for (let i = 0, xo = x, p0 = w; i < n; i += 16, xo += 64, p0 += cs) {
-    const p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
-    // unrolled with immediate offsets (a loop here costs V8 a stack check and reloads per step);
-    // a store after each row's two multiply-adds pins the order, so that TurboFan neither hoists
-    // the loads nor keeps more than one weight vector live (with fewer stores it spilled
-    // accumulators). One store of both sums OR'ed: a vector store issues once a cycle on a Zen 5
-    // core, and a store per multiply-add (16 a chunk) bound the kernel at 16 cycles per 128 bytes
-    // (21 GB/s from cache); an OR issues four a cycle (25.5 GB/s, 110M F16 1T decode +6%)
-    let u = v128.load(xo), v = v128.load(xo, 16), c: v128;
-    c = v128.load(p0); a0 = madd(pairLo(bf, c, lo, mask), u, a0); b0 = madd(pairHi(bf, c, mask), v, b0); v128.store32_lane(fence, v128.or(a0, b0), 0);
-    c = v128.load(p1); a1 = madd(pairLo(bf, c, lo, mask), u, a1); b1 = madd(pairHi(bf, c, mask), v, b1); v128.store32_lane(fence, v128.or(a1, b1), 0);
-    c = v128.load(p2); a2 = madd(pairLo(bf, c, lo, mask), u, a2); b2 = madd(pairHi(bf, c, mask), v, b2); v128.store32_lane(fence, v128.or(a2, b2), 0);
-    c = v128.load(p3); a3 = madd(pairLo(bf, c, lo, mask), u, a3); b3 = madd(pairHi(bf, c, mask), v, b3); v128.store32_lane(fence, v128.or(a3, b3), 0);
-    u = v128.load(xo, 32); v = v128.load(xo, 48);
-    c = v128.load(p0, 16); a0 = madd(pairLo(bf, c, lo, mask), u, a0); b0 = madd(pairHi(bf, c, mask), v, b0); v128.store32_lane(fence, v128.or(a0, b0), 0);
-    c = v128.load(p1, 16); a1 = madd(pairLo(bf, c, lo, mask), u, a1); b1 = madd(pairHi(bf, c, mask), v, b1); v128.store32_lane(fence, v128.or(a1, b1), 0);
-    c = v128.load(p2, 16); a2 = madd(pairLo(bf, c, lo, mask), u, a2); b2 = madd(pairHi(bf, c, mask), v, b2); v128.store32_lane(fence, v128.or(a2, b2), 0);
-    c = v128.load(p3, 16); a3 = madd(pairLo(bf, c, lo, mask), u, a3); b3 = madd(pairHi(bf, c, mask), v, b3); v128.store32_lane(fence, v128.or(a3, b3), 0);
-  }
-  return sums4(f32x4.add(a0, b0), f32x4.add(a1, b1), f32x4.add(a2, b2), f32x4.add(a3, b3));
-}
-
-/** rows4Paired with one sum per row, x vectors in order (SIMD128 build; see PAIRED_TWO_SUMS). */
-// @ts-ignore: decorator
-@inline function rows4PairedOneSum(bf: bool, w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
+@inline function rows4PairedAny(bf: bool, w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
   const mask = v128.load(C4 + (bf ? 112 : 32)), lo = v128.load(C4, 80);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   for (let i = 0, xo = x, p0 = w; i < n; i += 16, xo += 64, p0 += cs) {
@@ -185,6 +150,31 @@ export const PAIRED_TWO_SUMS: bool = ASC_FEATURE_RELAXED_SIMD;
     v128.store32_lane(fence, a0, 0); v128.store32_lane(fence, a1, 0); v128.store32_lane(fence, a2, 0); v128.store32_lane(fence, a3, 0);
     u = v128.load(xo, 32); v = v128.load(xo, 48);
     c0 = v128.load(p0, 16); c1 = v128.load(p1, 16); c2 = v128.load(p2, 16); c3 = v128.load(p3, 16);
+    a0 = madd(pairLo(bf, c0, lo, mask), u, a0); a1 = madd(pairLo(bf, c1, lo, mask), u, a1); a2 = madd(pairLo(bf, c2, lo, mask), u, a2); a3 = madd(pairLo(bf, c3, lo, mask), u, a3);
+    a0 = madd(pairHi(bf, c0, mask), v, a0); a1 = madd(pairHi(bf, c1, mask), v, a1); a2 = madd(pairHi(bf, c2, mask), v, a2); a3 = madd(pairHi(bf, c3, mask), v, a3);
+  }
+  return sums4(a0, a1, a2, a3);
+}
+
+/**
+ * rows4Paired over an interleaved group (rs = 32, cs = 128), its row offsets as immediates: with
+ * them computed from rs the loop spent seven more instructions per chunk on addresses (79, not
+ * 72). The same steps per row as rows4PairedAny, so the same bits.
+ */
+// @ts-ignore: decorator
+@inline function rows4PairedGroup(bf: bool, w: usize, x: usize, n: i32, fence: usize): v128 {
+  const mask = v128.load(C4 + (bf ? 112 : 32)), lo = v128.load(C4, 80);
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  const end = w + (<usize>n << 3);
+  for (let xo = x, p = w; p < end; xo += 64, p += 128) {
+    let u: v128, v: v128, c0: v128, c1: v128, c2: v128, c3: v128;
+    u = v128.load(xo, 0); v = v128.load(xo, 16);
+    c0 = v128.load(p); c1 = v128.load(p, 32); c2 = v128.load(p, 64); c3 = v128.load(p, 96);
+    a0 = madd(pairLo(bf, c0, lo, mask), u, a0); a1 = madd(pairLo(bf, c1, lo, mask), u, a1); a2 = madd(pairLo(bf, c2, lo, mask), u, a2); a3 = madd(pairLo(bf, c3, lo, mask), u, a3);
+    a0 = madd(pairHi(bf, c0, mask), v, a0); a1 = madd(pairHi(bf, c1, mask), v, a1); a2 = madd(pairHi(bf, c2, mask), v, a2); a3 = madd(pairHi(bf, c3, mask), v, a3);
+    v128.store32_lane(fence, a0, 0); v128.store32_lane(fence, a1, 0); v128.store32_lane(fence, a2, 0); v128.store32_lane(fence, a3, 0);
+    u = v128.load(xo, 32); v = v128.load(xo, 48);
+    c0 = v128.load(p, 16); c1 = v128.load(p, 48); c2 = v128.load(p, 80); c3 = v128.load(p, 112);
     a0 = madd(pairLo(bf, c0, lo, mask), u, a0); a1 = madd(pairLo(bf, c1, lo, mask), u, a1); a2 = madd(pairLo(bf, c2, lo, mask), u, a2); a3 = madd(pairLo(bf, c3, lo, mask), u, a3);
     a0 = madd(pairHi(bf, c0, mask), v, a0); a1 = madd(pairHi(bf, c1, mask), v, a1); a2 = madd(pairHi(bf, c2, mask), v, a2); a3 = madd(pairHi(bf, c3, mask), v, a3);
   }
@@ -216,8 +206,7 @@ export const PAIRED_TWO_SUMS: bool = ASC_FEATURE_RELAXED_SIMD;
 
 /**
  * n f32 at y = the n interleaved f16 (bf: bf16) values at w (a group: 4·nIn, paired as interleave.ts stores them),
- * in the group's chunk order with each chunk back in element order: what group4x2Pairs (relaxed
- * build) or group4x2F32 and rows4F32 (SIMD128) read; attention.ts widenCache undoes an f16 KV
+ * in the group's chunk order with each chunk back in element order: what group4x2F32 and rows4F32 read; attention.ts widenCache undoes an f16 KV
  * cache's pairing with it. Exact (the same values as rows.ts dequantRow).
  */
 export function dequantGroupHalf(bf: bool, w: usize, y: usize, n: i32): void {
@@ -623,49 +612,4 @@ export function group4x2F32Run(w: usize, x: usize, xs: usize, n: i32, acc: usize
   }
   v128.store(acc, a0); v128.store(acc, a1, 16); v128.store(acc, a2, 32); v128.store(acc, a3, 48);
   v128.store(acc, b0, 64); v128.store(acc, b1, 80); v128.store(acc, b2, 96); v128.store(acc, b3, 112);
-}
-
-/**
- * Prefill: one interleaved f16/bf16 group converted to f32 by dequantGroupHalf (the layout
- * group4x2F32 reads) against two tokens' activations (x and x + xs; xs = 0 for one token, whose
- * result is then stored twice at out), with rows4Half's steps per (row, token): a sum over x
- * vectors 0 and 2 of each chunk, one over vectors 1 and 3, added, then reduced as sums4. Two
- * passes of the 4 × 2 register tile (sixteen sums at once would spill): the first pass's eight
- * sums wait at acc (128 bytes).
- */
-export function group4x2Pairs(w: usize, x: usize, xs: usize, n: i32, acc: usize, out: usize, os: usize): void {
-  pairsPass(w, x, xs, n, 0, acc, out, os);
-  pairsPass(w, x, xs, n, 16, acc, out, os);
-}
-
-/** One pass of group4x2Pairs: vectors 0 and 2 (s0 = 0, sums parked at acc) or 1 and 3 (s0 = 16, results out). */
-// @ts-ignore: decorator
-@inline function pairsPass(w: usize, x: usize, xs: usize, n: i32, s0: usize, acc: usize, out: usize, os: usize): void {
-  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
-  let b0 = f32x4.splat(0), b1 = f32x4.splat(0), b2 = f32x4.splat(0), b3 = f32x4.splat(0);
-  // a chunk per iteration, its two steps written out with immediate offsets (x vectors s0 and
-  // s0 + 32, their weights 32 bytes apart in each row's 64): the loop over steps it replaces
-  // spent ten integer instructions per 16 multiply-adds on addresses. The store between the steps
-  // (of the eight sums OR'ed: stores issue once a cycle, ORs four) keeps TurboFan from hoisting
-  // the second step's loads over the first step's multiply-adds, which spilled six vectors an
-  // iteration without it. 110M F16 one-thread prefill +19% (best rounds) / +28% (medians), the same bits.
-  for (let i = 0, c = w + s0, xo = x + s0, xv = x + xs + s0; i < n; i += 16, c += 256, xo += 64, xv += 64) {
-    let u = v128.load(xo), v = v128.load(xv);
-    let w0 = v128.load(c), w1 = v128.load(c, 64), w2 = v128.load(c, 128), w3 = v128.load(c, 192);
-    a0 = madd(w0, u, a0); a1 = madd(w1, u, a1); a2 = madd(w2, u, a2); a3 = madd(w3, u, a3);
-    b0 = madd(w0, v, b0); b1 = madd(w1, v, b1); b2 = madd(w2, v, b2); b3 = madd(w3, v, b3);
-    v128.store32_lane(out, v128.or(v128.or(v128.or(a0, a1), v128.or(a2, a3)), v128.or(v128.or(b0, b1), v128.or(b2, b3))), 0);
-    u = v128.load(xo, 32); v = v128.load(xv, 32);
-    w0 = v128.load(c, 32); w1 = v128.load(c, 96); w2 = v128.load(c, 160); w3 = v128.load(c, 224);
-    a0 = madd(w0, u, a0); a1 = madd(w1, u, a1); a2 = madd(w2, u, a2); a3 = madd(w3, u, a3);
-    b0 = madd(w0, v, b0); b1 = madd(w1, v, b1); b2 = madd(w2, v, b2); b3 = madd(w3, v, b3);
-  }
-  if (s0 == 0) {
-    v128.store(acc, a0); v128.store(acc, a1, 16); v128.store(acc, a2, 32); v128.store(acc, a3, 48);
-    v128.store(acc, b0, 64); v128.store(acc, b1, 80); v128.store(acc, b2, 96); v128.store(acc, b3, 112);
-    return;
-  }
-  // the high halves' sums added to the low halves' (rows4PairedTwoSums' f32x4.add(a, b))
-  v128.store(out + os, sums4(f32x4.add(v128.load(acc, 64), b0), f32x4.add(v128.load(acc, 80), b1), f32x4.add(v128.load(acc, 96), b2), f32x4.add(v128.load(acc, 112), b3)));
-  v128.store(out, sums4(f32x4.add(v128.load(acc), a0), f32x4.add(v128.load(acc, 16), a1), f32x4.add(v128.load(acc, 32), a2), f32x4.add(v128.load(acc, 48), a3)));
 }
