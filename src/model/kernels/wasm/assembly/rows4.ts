@@ -206,8 +206,9 @@ export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
 
 /**
  * n f32 at y = the n interleaved f16 (bf: bf16) values at w (a group: 4·nIn, paired as interleave.ts stores them),
- * in the group's chunk order with each chunk back in element order: what group4x2F32 and rows4F32 read; attention.ts widenCache undoes an f16 KV
- * cache's pairing with it. Exact (the same values as rows.ts dequantRow).
+ * in the group's chunk order with each chunk back in element order: what group4x2F32 and rows4F32
+ * read; attention.ts widenCache undoes an f16 KV cache's pairing with it. Exact (the same values
+ * as rows.ts dequantRow).
  */
 export function dequantGroupHalf(bf: bool, w: usize, y: usize, n: i32): void {
   // the decode kernels' conversions; f16 then takes its 2^112 back (exact)
