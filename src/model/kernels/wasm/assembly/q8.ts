@@ -293,23 +293,9 @@ export function q6GroupSums(gs: usize, xq: usize, n: i32): void {
         // groups: low and high nibbles, bit pairs 0..3 and 4..7), not once per group (q6Quant)
         const a0 = v128.load(ql), a1 = v128.load(ql, 16), a2 = v128.load(ql, 32), a3 = v128.load(ql, 48);
         const h0 = v128.load(qh), h1 = v128.load(qh, 16), m30 = v128.load(QC, 192);
-        const d0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), q6QuantR(a0, h0, 0, m4, m30));
-        v128.store32_lane(fence, d0, 0);
-        const d1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 16), q6QuantR(a1, h1, 0, m4, m30));
-        v128.store32_lane(fence, d1, 0);
-        const d2 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 32), q6QuantR(a2, h0, 2, m4, m30));
-        v128.store32_lane(fence, d2, 0);
-        const d3 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 48), q6QuantR(a3, h1, 2, m4, m30));
-        gLo = i32x4.sub(reduce4i16w(d0, d1, d2, d3, ones), v128.load(gp));
+        gLo = i32x4.sub(q6GroupsR(xp, a0, a1, a2, a3, h0, h1, 0, m4, m30, ones, fence), v128.load(gp));
         v128.store32_lane(fence, gLo, 0);
-        const d4 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 64), q6QuantR(a0, h0, 4, m4, m30));
-        v128.store32_lane(fence, d4, 0);
-        const d5 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 80), q6QuantR(a1, h1, 4, m4, m30));
-        v128.store32_lane(fence, d5, 0);
-        const d6 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 96), q6QuantR(a2, h0, 6, m4, m30));
-        v128.store32_lane(fence, d6, 0);
-        const d7 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 112), q6QuantR(a3, h1, 6, m4, m30));
-        gHi = i32x4.sub(reduce4i16w(d4, d5, d6, d7, ones), v128.load(gp, 16));
+        gHi = i32x4.sub(q6GroupsR(xp + 64, a0, a1, a2, a3, h0, h1, 4, m4, m30, ones, fence), v128.load(gp, 16));
       } else {
         const d0 = q6Part4(sums, ql, qh, 0, xp, m4, m3, e32);
         v128.store32_lane(fence, d0, 0);
@@ -508,6 +494,24 @@ export function dotQ2K(w: usize, xq: usize, xd: usize, gs: usize, n: i32, fence:
 @inline function q6QuantR(a: v128, h: v128, hs: i32, m4: v128, m30: v128): v128 {
   const lo = hs >= 4 ? v128.and(i16x8.shr_u(a, 4), m4) : v128.and(a, m4);
   return v128.or(lo, v128.and(hs < 4 ? i16x8.shl(h, 4 - hs) : hs == 4 ? h : i16x8.shr_u(h, hs - 4), m30));
+}
+
+/**
+ * dotQ6Kd's four group sums of one quarter pair of a half super-block (relaxed build): the quants
+ * of ql vectors a0..a3 with qh bits hs, hs + 1 (a0, a1 from h0, h1) and hs + 2, hs + 3 (a2, a3),
+ * against the 64 i8 activations at xp, widened (reduce4i16w). A store after each product keeps
+ * TurboFan from loading every group up front.
+ */
+// @ts-ignore: decorator
+@inline function q6GroupsR(xp: usize, a0: v128, a1: v128, a2: v128, a3: v128, h0: v128, h1: v128, hs: i32, m4: v128, m30: v128, ones: v128, fence: usize): v128 {
+  const d0 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp), q6QuantR(a0, h0, hs, m4, m30));
+  v128.store32_lane(fence, d0, 0);
+  const d1 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 16), q6QuantR(a1, h1, hs, m4, m30));
+  v128.store32_lane(fence, d1, 0);
+  const d2 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 32), q6QuantR(a2, h0, hs + 2, m4, m30));
+  v128.store32_lane(fence, d2, 0);
+  const d3 = i16x8.relaxed_dot_i8x16_i7x16_s(v128.load(xp, 48), q6QuantR(a3, h1, hs + 2, m4, m30));
+  return reduce4i16w(d0, d1, d2, d3, ones);
 }
 
 /** Σ x·q (no −32) over 16 i8 activations at xp as eight i16 partial sums, each |·| ≤ 2·63·127 (dotQ6Kd). */
