@@ -34,6 +34,9 @@ const QUAD_MIN_TOKENS = 8;
  */
 const PARALLEL_MIN_VALUES = 32768;
 
+/** The ops splitOps sends to the thread pool or runs on the calling thread (the same signatures in both). */
+type SplitOps = Pick<ThreadPool, 'swiglu' | 'add' | 'rmsnormRows' | 'ropeRows' | 'storeKV' | 'packQuads'>;
+
 /**
  * Fewest queries for which attention over an f16 cache widens the cache to f32 first: widening
  * once costs about what one query's pass over the cache does, and saves three instructions per
@@ -324,8 +327,7 @@ export class WasmBackend {
     const xp = this.input(x, 'x', n * rows);
     const wp = w ? this.input(w, 'w', n) : 0;
     const op = this.output(out, 'out', n * rows);
-    if (this.pool && n * rows >= this.parallelMinValues && rows > 1) this.pool.rmsnormRows(op, xp, wp, n, rows, eps);
-    else this.kernels.rmsnormRows(op, xp, wp, n, rows, eps);
+    this.splitOps(n * rows, rows > 1).rmsnormRows(op, xp, wp, n, rows, eps);
     this.finish(out, op, n * rows);
   }
 
@@ -340,8 +342,7 @@ export class WasmBackend {
   swiglu(out: Float32Array, gate: Float32Array, up: Float32Array, n: number): void {
     const gp = this.input(gate, 'x', n), upp = this.input(up, 'w', n);
     const op = this.output(out, 'out', n);
-    if (this.pool && n >= this.parallelMinValues) this.pool.swiglu(op, gp, upp, n);
-    else this.kernels.swiglu(op, gp, upp, n);
+    this.splitOps(n).swiglu(op, gp, upp, n);
     this.finish(out, op, n);
   }
 
@@ -349,8 +350,7 @@ export class WasmBackend {
   add(out: Float32Array, a: Float32Array, b: Float32Array, n: number): void {
     const ap = this.input(a, 'x', n), bp = this.input(b, 'w', n);
     const op = this.output(out, 'out', n);
-    if (this.pool && n >= this.parallelMinValues) this.pool.add(op, ap, bp, n);
-    else this.kernels.add(op, ap, bp, n);
+    this.splitOps(n).add(op, ap, bp, n);
     this.finish(out, op, n);
   }
 
@@ -380,8 +380,7 @@ export class WasmBackend {
     const n = nTok * nHeads * headDim, nc = nTok * (nRot >> 1);
     if (nRot > headDim || (nRot & 1) !== 0) throw new InvalidOptionError(`rope: ${nRot} rotated dims do not fit heads of ${headDim}`);
     const xp = this.input(x, 'x', n), cp = this.input(cos, 'k', nc), sp = this.input(sin, 'v', nc);
-    if (this.pool && n >= this.parallelMinValues && nTok > 1) this.pool.ropeRows(xp, nTok, nHeads, headDim, nRot, cp, sp, neox ? 1 : 0);
-    else this.kernels.ropeRows(xp, nTok, nHeads, headDim, nRot, cp, sp, neox ? 1 : 0);
+    this.splitOps(n, nTok > 1).ropeRows(xp, nTok, nHeads, headDim, nRot, cp, sp, neox ? 1 : 0);
     this.finish(x, xp, n);
   }
 
@@ -456,8 +455,7 @@ export class WasmBackend {
     if (dst.length < kvSpan(pos0 + nTok, heads, headDim)) throw new InvalidOptionError(`wasm backend: cache of ${dst.length} values cannot take positions ${pos0}..${pos0 + nTok}`);
     const sp = this.input(src, 'x', nTok * heads * headDim);
     const half = dst instanceof Uint16Array ? 1 : 0;
-    if (this.pool && nTok * heads * headDim >= this.parallelMinValues && heads > 1) this.pool.storeKV(dst.byteOffset, sp, nTok, heads, headDim, pos0, half, keys ? 1 : 0);
-    else this.kernels.storeKV(dst.byteOffset, sp, nTok, heads, headDim, pos0, half, keys ? 1 : 0);
+    this.splitOps(nTok * heads * headDim, heads > 1).storeKV(dst.byteOffset, sp, nTok, heads, headDim, pos0, half, keys ? 1 : 0);
   }
 
   /**
@@ -524,11 +522,19 @@ export class WasmBackend {
     if (!quads) return { xq, xd };
     const q = this.lastQuant!;
     if (q.quads !== xt) {
-      if (this.pool && nb * 32 >= this.parallelMinValues) this.pool.packQuads(type, xt, xq, xd, nIn, nTok);
-      else this.kernels.packQuads(type, xt, xq, xd, nIn, nTok);
+      this.splitOps(nb * 32).packQuads(type, xt, xq, xd, nIn, nTok);
       q.quads = xt;
     }
     return { xq: xt, xd: 0 };
+  }
+
+  /**
+   * Where an element-wise or row-wise op over `values` values runs: the pool (its chunks give the
+   * same bits as one call) when there are enough values and `splits` (more than one unit to deal
+   * out), else this thread's kernels. Both take the op's arguments as they are.
+   */
+  private splitOps(values: number, splits = true): SplitOps {
+    return this.pool && values >= this.parallelMinValues && splits ? this.pool : this.kernels;
   }
 
   /** quantizeBlocks / quantizeBlocksI8 of nb blocks, on all threads when there are many. */
