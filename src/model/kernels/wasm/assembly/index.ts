@@ -195,7 +195,11 @@ function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb:
       const grp = half ? scratch : w + <usize>g * rb;
       let t = t0;
       for (; t + 2 <= t1; t += 2) group4x2F32(grp, x + <usize>t * xb, xb, nIn, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
-      if (t < t1) v128.store(out + ((<usize>t * <usize>nOut + <usize>g) << 2), rows4F32(grp, 64, 256, x + <usize>t * xb, nIn, scratch));
+      if (t < t1) {
+        // fenced on its own output (written after): `scratch` holds an f16/bf16 group's converted values
+        const o = out + ((<usize>t * <usize>nOut + <usize>g) << 2);
+        v128.store(o, rows4F32(grp, 64, 256, x + <usize>t * xb, nIn, o));
+      }
     }
   }
 }
