@@ -250,7 +250,7 @@ export class WasmBackend {
 
   /**
    * Rows per unit of a pooled matmul's chunks: whole bands (32 rows) for a one-token product with
-   * a banded weight (wide f32, wasm assembly/interleave.ts), so each thread streams whole bands;
+   * a banded weight (wide f32/f16/bf16, wasm assembly/interleave.ts), so each thread streams whole bands;
    * else whole four-row groups.
    */
   private rowAlign(w: MatrixWeight, nIn: number, nOut: number, nTokens: number): number {

@@ -32,11 +32,11 @@ export interface KernelExports {
   rowBytes(type: number, n: number): number;
   /** Bytes of one interleaving chunk of `type` with rows of n values; 0 if not interleaved. */
   chunkBytes(type: number, n: number): number;
-  /** Rearrange the first 4·⌊nOut/4⌋ rows (rb bytes each) at w into interleaved groups (wide f32: bands), in place (tmp: interleaveTmpBytes). */
+  /** Rearrange the first 4·⌊nOut/4⌋ rows (rb bytes each) at w into interleaved groups (wide f32/f16/bf16: bands), in place (tmp: interleaveTmpBytes). */
   interleaveRows(w: number, rb: number, cb: number, nOut: number, tmp: number): void;
   /** Scratch bytes interleaveRows needs. */
   interleaveTmpBytes(rb: number, cb: number, nOut: number): number;
-  /** Rows of an interleaved matrix stored in bands (wide f32, assembly/interleave.ts); 0: none. */
+  /** Rows of an interleaved matrix stored in bands (wide f32/f16/bf16, assembly/interleave.ts); 0: none. */
   bandRows(cb: number, n: number, nOut: number): number;
   /** Copy row j (0..3) of the interleaved group at `group` to dst in GGUF order. */
   gatherRow(dst: number, group: number, j: number, rb: number, cb: number): void;

@@ -5,7 +5,7 @@ import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4KT, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
-import { bandGroup, bandGroup4x2, bandRows, bandRowsDot, blockStride, chunkBytes, gatherRow, gatherRowAt, rowIn, transposed } from './interleave';
+import { bandGroup, bandGroup4x2, bandRows, bandRowsDot, bandValues, blockStride, chunkBytes, dequantBandGroup, gatherRow, gatherRowAt, rowIn, transposed } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
@@ -175,23 +175,25 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
  * Prefill of rows [g0, g1) (whole interleaved f32/f16/bf16 groups): per tile of TILE tokens, each
  * group against token pairs with group4x2F32, an odd last token with rows4F32; f16/bf16 groups
  * are first converted into `scratch` by dequantGroupHalf (chunks in the group's order, each back
- * in element order); a banded f32 group
+ * in element order; a banded one block by block, dequantBandGroup); a banded f32 group
  * (interleave.ts) takes the same steps block by block (bandGroup4x2, bandGroup).
  */
 function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, nIn: i32, nOut: i32, nTok: i32, g0: i32, g1: i32, scratch: usize): void {
-  const xb = <usize>nIn << 2, os = <usize>nOut << 2, nb = bandRows(cb, nIn, nOut); // (0 unless f32)
+  const xb = <usize>nIn << 2, os = <usize>nOut << 2, nb = bandRows(cb, nIn, nOut); // (0 unless f32/f16/bf16)
+  const half = type == F16 || type == BF16;
   for (let t0 = 0; t0 < nTok; t0 += TILE) {
     const t1 = min(nTok, t0 + TILE);
     for (let g = g0; g < g1; g += 4) {
-      if (g < nb) {
+      if (g < nb && !half) {
         // a banded group: the same tiles, block by block (interleave.ts)
         let t = t0;
         for (; t + 2 <= t1; t += 2) bandGroup4x2(w, g >> 2, rb, nIn, x + <usize>t * xb, xb, scratch, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
-        if (t < t1) bandGroup(w, g >> 2, rb, nIn, x + <usize>t * xb, scratch, out + ((<usize>t * <usize>nOut + <usize>g) << 2));
+        if (t < t1) bandGroup(F32, w, g >> 2, rb, nIn, x + <usize>t * xb, scratch, out + ((<usize>t * <usize>nOut + <usize>g) << 2));
         continue;
       }
-      const half = type == F16 || type == BF16;
-      if (half) dequantGroupHalf(type == BF16, w + <usize>g * rb, scratch, nIn << 2);
+      // a banded f16/bf16 group is converted block by block into the plain order
+      if (half && g < nb) dequantBandGroup(type == BF16, w, g >> 2, rb, nIn, scratch);
+      else if (half) dequantGroupHalf(type == BF16, w + <usize>g * rb, scratch, nIn << 2);
       const grp = half ? scratch : w + <usize>g * rb;
       let t = t0;
       for (; t + 2 <= t1; t += 2) group4x2F32(grp, x + <usize>t * xb, xb, nIn, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
@@ -262,8 +264,8 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
 // @ts-ignore: decorator
 @inline function rowAt(w: usize, r: i32, rb: usize, cb: usize, n4: i32, gbuf: usize): usize {
   if (r >= n4) return w + <usize>r * rb;
-  // a banded f32 row (interleave.ts): its group is copied to the 4·rb bytes after gbuf first
-  if (r < bandRows(cb, <i32>(rb >> 2), n4)) gatherRowAt(gbuf, w, r, rb, cb, <i32>(rb >> 2), n4, gbuf + rb);
+  // a banded row (f32/f16/bf16, interleave.ts): its group is copied to the 4·rb bytes after gbuf first
+  if (r < bandRows(cb, bandValues(rb, cb), n4)) gatherRowAt(gbuf, w, r, rb, cb, bandValues(rb, cb), n4, gbuf + rb);
   else gatherRow(gbuf, w + <usize>(r & ~3) * rb, r & 3, rb, cb);
   return gbuf;
 }
@@ -271,29 +273,30 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
 /**
  * One token against an interleaved matrix (rows4.ts): whole groups of four rows inside [r0, r1)
  * by the four-row kernels, other rows one at a time (rs = 0; rows of a group read with the
- * group's chunk stride, the trailing nOut mod 4 rows in GGUF order; banded f32 rows by the band
+ * group's chunk stride, the trailing nOut mod 4 rows in GGUF order; banded f32/f16/bf16 rows by the band
  * kernels of interleave.ts). Returns false when the kernel needs quantized/scaled activations that
  * the caller did not prepare (xq = 0). Q4_K/Q5_K (rows4Q4K) park their scales in the first 256
- * bytes of this thread's `scratch`, banded f32 rows their sums in the first 512 (80 for a cut group).
+ * bytes of this thread's `scratch`, banded rows their sums in the first 512 (80 for a cut group).
  */
 function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, r0: i32, r1: i32, scratch: usize): bool {
   if (type != F32 && type != BF16 && xq == 0) return false;
   const n4 = nOut & ~3, end = min(r1, n4);
   let r = r0;
-  const nb = bandRows(cb, nIn, nOut); // (0 unless f32)
+  const nb = bandRows(cb, nIn, nOut); // (0 unless f32/f16/bf16)
   if (r < nb) {
+    const xa = type == F16 ? xq : x; // f16: x·2^112
     // banded rows (interleave.ts): whole bands in storage order, then whole groups; a group cut by
     // [r0, r1) is computed whole into scratch + 64 and its rows taken from there
     const e = min(r1, nb);
     while (r < e) {
       if ((r & 31) == 0 && r + 32 <= e) {
-        bandRowsDot(w, r >> 5, e >> 5, rb, nIn, x, scratch, out);
+        bandRowsDot(type, w, r >> 5, e >> 5, rb, nIn, xa, scratch, out);
         r = e & ~31;
       } else if ((r & 3) == 0 && r + 4 <= e) {
-        bandGroup(w, r >> 2, rb, nIn, x, scratch, out + (<usize>r << 2));
+        bandGroup(type, w, r >> 2, rb, nIn, xa, scratch, out + (<usize>r << 2));
         r += 4;
       } else {
-        bandGroup(w, r >> 2, rb, nIn, x, scratch, scratch + 64);
+        bandGroup(type, w, r >> 2, rb, nIn, xa, scratch, scratch + 64);
         const g1 = min(e, (r & ~3) + 4);
         for (; r < g1; r++) store<f32>(out + (<usize>r << 2), load<f32>(scratch + 64 + (<usize>(r & 3) << 2)));
       }

@@ -20,17 +20,34 @@
 // the activations fell out of the L1 cache: a matrix of 768 rows of 2048 values streamed at 21 GB/s
 // on one thread where one of 2048 rows of 768 values streamed at 25 (two threads: 35 against 40);
 // banded, 24.4. 110M F32 decode (its FFN down projection): 4–5% faster at one and two threads,
-// the same bits. The rows past the last whole band are grouped as above. groupAt returns a group
-// in the plain grouped order (a copy, for banded rows).
+// the same bits. Wide f16 and bf16 matrices are banded the same way since session 21 (rows4.ts
+// rows4HalfRun, rows4BF16Run; prefill converts a banded group block by block, dequantBandGroup):
+// on the Zen 4 host, 2048-value rows streamed at 0.69–0.76 of the speed of 768-value rows (f16,
+// ~100 MB of each shape alternated in one process), banded at 0.84–0.90; 110M F16 one-thread
+// decode about +4% (pair ratio per token 1.10–1.14 with one load order, 0.95–0.97 with the other:
+// the in-process placement bias). The rows past the last whole band are grouped as above. groupAt
+// returns a group in the plain grouped order (a copy, for banded rows).
 import { BF16, F16, F32, Q4_0, Q4_K, Q5_K, Q8_0 } from './rows';
-import { group4x2F32Run, rows4F32Run } from './rows4';
+import { dequantGroupHalf, group4x2F32Run, rows4BF16Run, rows4F32Run, rows4HalfRun } from './rows4';
 
-/** Values per column block of a band, rows per band, and the row length from which f32 matrices are banded. */
+/** Values per column block of a band, rows per band, and the row length from which f32/f16/bf16 matrices are banded. */
 export const BAND_COLS: i32 = 512, BAND_ROWS: i32 = 32, BAND_MIN_COLS: i32 = 1025;
 
 /** Rows of an interleaved matrix (rows of n values, chunks of cb bytes, nOut rows) stored in bands: 0 when it is not banded. */
 export function bandRows(cb: usize, n: i32, nOut: i32): i32 {
-  return cb == 64 && n >= BAND_MIN_COLS ? nOut & ~(BAND_ROWS - 1) : 0;
+  return (cb == 64 || cb == 32) && n >= BAND_MIN_COLS ? nOut & ~(BAND_ROWS - 1) : 0;
+}
+
+/** Values per row of rb bytes for the types that can be banded (f32: chunks of 64 bytes; f16, bf16: 32), else 0. */
+// @ts-ignore: decorator
+@inline export function bandValues(rb: usize, cb: usize): i32 {
+  return cb == 64 ? <i32>(rb >> 2) : cb == 32 ? <i32>(rb >> 1) : 0;
+}
+
+/** log2 of the bytes per value of a banded matrix with rows of rb bytes and n values (f32: 2, f16/bf16: 1). */
+// @ts-ignore: decorator
+@inline function valueShift(rb: usize, n: i32): usize {
+  return rb == <usize>n << 2 ? 2 : 1;
 }
 
 /**
@@ -40,25 +57,40 @@ export function bandRows(cb: usize, n: i32, nOut: i32): i32 {
  */
 // @ts-ignore: decorator
 @inline export function bandBlock(w: usize, g: i32, k: i32, rb: usize, n: i32): usize {
-  const band = w + <usize>(g >> 3) * (rb << 5);
+  const band = w + <usize>(g >> 3) * (rb << 5), vs = valueShift(rb, n);
   const cw = min(BAND_COLS, n - k * BAND_COLS);
-  return band + <usize>k * <usize>(BAND_COLS << 7) + <usize>(g & 7) * (<usize>cw << 4);
+  return band + <usize>k * (<usize>BAND_COLS << (5 + vs)) + <usize>(g & 7) * (<usize>cw << (2 + vs));
 }
 
 /**
- * Four rows (group g of a banded f32 matrix) · x, as rows4F32 computes them (the same steps, block
- * by block, the sums parked in acc: 64 bytes), into out.
+ * Four rows (group g of a banded matrix of `type`: F32, F16 or BF16) · x, as the decode kernel
+ * computes them (rows4F32, rows4Half, rows4BF16: the same steps, block by block, the sums parked
+ * in acc: 64 bytes), into out. For f16, x is the activations scaled by 2^112 (rows.ts scaleHalfX).
  */
-export function bandGroup(w: usize, g: i32, rb: usize, n: i32, x: usize, acc: usize, out: usize): void {
+export function bandGroup(type: i32, w: usize, g: i32, rb: usize, n: i32, x: usize, acc: usize, out: usize): void {
   const nk = (n + BAND_COLS - 1) / BAND_COLS;
-  for (let k = 0; k < nk; k++) bandRun(w, g, k, nk, rb, n, x, acc, out);
+  for (let k = 0; k < nk; k++) bandRun(type, w, g, k, nk, rb, n, x, acc, out);
 }
 
-/** Column block k (of nk) of banded group g · x: one rows4F32Run, its sums parked at acc, reduced into out at the last block. */
+/** Column block k (of nk) of banded group g · x: one run of the type's decode kernel, its sums parked at acc, reduced into out at the last block. */
 // @ts-ignore: decorator
-@inline function bandRun(w: usize, g: i32, k: i32, nk: i32, rb: usize, n: i32, x: usize, acc: usize, out: usize): void {
-  const c0 = k * BAND_COLS;
-  rows4F32Run(bandBlock(w, g, k, rb, n), 64, 256, x + (<usize>c0 << 2), min(BAND_COLS, n - c0), acc, k == 0, k == nk - 1, out);
+@inline function bandRun(type: i32, w: usize, g: i32, k: i32, nk: i32, rb: usize, n: i32, x: usize, acc: usize, out: usize): void {
+  const c0 = k * BAND_COLS, p = bandBlock(w, g, k, rb, n), xo = x + (<usize>c0 << 2), cw = min(BAND_COLS, n - c0);
+  if (type == F32) rows4F32Run(p, 64, 256, xo, cw, acc, k == 0, k == nk - 1, out);
+  else if (type == F16) rows4HalfRun(p, xo, cw, acc, k == 0, k == nk - 1, out);
+  else rows4BF16Run(p, xo, cw, acc, k == 0, k == nk - 1, out);
+}
+
+/**
+ * Banded f16 (bf: bf16) group g as f32 at y in the plain grouped order, each chunk in element order:
+ * dequantGroupHalf block by block (the prefill's conversion of an unbanded group).
+ */
+export function dequantBandGroup(bf: bool, w: usize, g: i32, rb: usize, n: i32, y: usize): void {
+  const nk = (n + BAND_COLS - 1) / BAND_COLS;
+  for (let k = 0; k < nk; k++) {
+    const c0 = k * BAND_COLS;
+    dequantGroupHalf(bf, bandBlock(w, g, k, rb, n), y + (<usize>c0 << 4), min(BAND_COLS, n - c0) << 2);
+  }
 }
 
 /** group4x2F32 for group g of a banded f32 matrix (tokens x and x + xs), block by block: its bits. acc: 128 bytes. */
@@ -71,14 +103,14 @@ export function bandGroup4x2(w: usize, g: i32, rb: usize, n: i32, x: usize, xs: 
 }
 
 /**
- * Whole bands [b0, b1) of a banded f32 matrix · x into out (f32 per row), in storage order: block
- * by block, the eight groups of each. acc: 512 bytes.
+ * Whole bands [b0, b1) of a banded matrix of `type` (as bandGroup) · x into out (f32 per row), in
+ * storage order: block by block, the eight groups of each. acc: 512 bytes.
  */
-export function bandRowsDot(w: usize, b0: i32, b1: i32, rb: usize, n: i32, x: usize, acc: usize, out: usize): void {
+export function bandRowsDot(type: i32, w: usize, b0: i32, b1: i32, rb: usize, n: i32, x: usize, acc: usize, out: usize): void {
   const nk = (n + BAND_COLS - 1) / BAND_COLS;
   for (let b = b0; b < b1; b++) {
     for (let k = 0; k < nk; k++) {
-      for (let j = 0; j < 8; j++) bandRun(w, (b << 3) + j, k, nk, rb, n, x, acc + (<usize>j << 6), out + (<usize>((b << 3) + j) << 4));
+      for (let j = 0; j < 8; j++) bandRun(type, w, (b << 3) + j, k, nk, rb, n, x, acc + (<usize>j << 6), out + (<usize>((b << 3) + j) << 4));
     }
   }
 }
@@ -89,10 +121,10 @@ export function bandRowsDot(w: usize, b0: i32, b1: i32, rb: usize, n: i32, x: us
  */
 export function groupAt(dst: usize, w: usize, g: i32, rb: usize, cb: usize, n: i32, nOut: i32): usize {
   if (g * 4 >= bandRows(cb, n, nOut)) return w + <usize>g * (rb << 2);
-  const nk = (n + BAND_COLS - 1) / BAND_COLS;
+  const nk = (n + BAND_COLS - 1) / BAND_COLS, vs = valueShift(rb, n);
   for (let k = 0; k < nk; k++) {
     const cw = min(BAND_COLS, n - k * BAND_COLS);
-    memory.copy(dst + (<usize>(k * BAND_COLS) << 4), bandBlock(w, g, k, rb, n), <usize>cw << 4);
+    memory.copy(dst + (<usize>(k * BAND_COLS) << (2 + vs)), bandBlock(w, g, k, rb, n), <usize>cw << (2 + vs));
   }
   return dst;
 }
@@ -142,21 +174,21 @@ export function chunkBytes(type: i32, n: i32): usize {
  */
 export function interleaveRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: usize): void {
   groupRows(w, rb, cb, nOut, tmp);
-  const n = <i32>(rb >> 2), nb = bandRows(cb, n, nOut);
+  const n = bandValues(rb, cb), nb = bandRows(cb, n, nOut), vs = valueShift(rb, n);
   // bands: from eight groups one after another to column blocks (see the file comment)
   for (let r = 0; r < nb; r += BAND_ROWS) {
     const base = w + <usize>r * rb, nk = (n + BAND_COLS - 1) / BAND_COLS;
     memory.copy(tmp, base, rb << 5);
     for (let k = 0; k < nk; k++) {
       const cw = min(BAND_COLS, n - k * BAND_COLS);
-      for (let j = 0; j < 8; j++) memory.copy(bandBlock(w, (r >> 2) + j, k, rb, n), tmp + <usize>j * (rb << 2) + (<usize>(k * BAND_COLS) << 4), <usize>cw << 4);
+      for (let j = 0; j < 8; j++) memory.copy(bandBlock(w, (r >> 2) + j, k, rb, n), tmp + <usize>j * (rb << 2) + (<usize>(k * BAND_COLS) << (2 + vs)), <usize>cw << (2 + vs));
     }
   }
 }
 
 /** Scratch bytes interleaveRows needs for rows of rb bytes. */
 export function interleaveTmpBytes(rb: usize, cb: usize, nOut: i32): usize {
-  return bandRows(cb, <i32>(rb >> 2), nOut) > 0 ? rb * <usize>BAND_ROWS : rb << 2;
+  return bandRows(cb, bandValues(rb, cb), nOut) > 0 ? rb * <usize>BAND_ROWS : rb << 2;
 }
 
 /** interleaveRows' first step: every four rows into one group (chunk by chunk). */

@@ -163,8 +163,33 @@ export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
  */
 // @ts-ignore: decorator
 @inline function rows4PairedGroup(bf: bool, w: usize, x: usize, n: i32, fence: usize): v128 {
+  return rows4PairedSteps(bf, w, x, n, 0, true, true, fence);
+}
+
+/**
+ * rows4PairedGroup over a run of chunks, its four accumulators started (first) or continued from
+ * acc (64 bytes) and reduced into out (last) or parked in acc again: rows4F32Run's scheme, so a
+ * banded f16 group (interleave.ts) computed block by block has rows4Half's bits. (One function per
+ * type: with bf a run-time argument its selects stayed in the loop, 0.7× the speed.)
+ */
+export function rows4HalfRun(w: usize, x: usize, n: i32, acc: usize, first: bool, last: bool, out: usize): void {
+  // the fence is acc itself: read before the first step, written after the last
+  const r = rows4PairedSteps(false, w, x, n, acc, first, last, acc);
+  if (last) v128.store(out, r);
+}
+
+/** rows4HalfRun for a banded bf16 group (rows4BF16's bits). */
+export function rows4BF16Run(w: usize, x: usize, n: i32, acc: usize, first: bool, last: bool, out: usize): void {
+  const r = rows4PairedSteps(true, w, x, n, acc, first, last, acc);
+  if (last) v128.store(out, r);
+}
+
+/** The body of rows4PairedGroup, rows4HalfRun and rows4BF16Run (acc, first and last as in rows4F32Steps). */
+// @ts-ignore: decorator
+@inline function rows4PairedSteps(bf: bool, w: usize, x: usize, n: i32, acc: usize, first: bool, last: bool, fence: usize): v128 {
   const mask = v128.load(C4 + (bf ? 112 : 32)), lo = v128.load(C4, 80);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  if (!first) { a0 = v128.load(acc); a1 = v128.load(acc, 16); a2 = v128.load(acc, 32); a3 = v128.load(acc, 48); }
   const end = w + (<usize>n << 3);
   for (let xo = x, p = w; p < end; xo += 64, p += 128) {
     let u: v128, v: v128, c0: v128, c1: v128, c2: v128, c3: v128;
@@ -178,7 +203,9 @@ export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
     a0 = madd(pairLo(bf, c0, lo, mask), u, a0); a1 = madd(pairLo(bf, c1, lo, mask), u, a1); a2 = madd(pairLo(bf, c2, lo, mask), u, a2); a3 = madd(pairLo(bf, c3, lo, mask), u, a3);
     a0 = madd(pairHi(bf, c0, mask), v, a0); a1 = madd(pairHi(bf, c1, mask), v, a1); a2 = madd(pairHi(bf, c2, mask), v, a2); a3 = madd(pairHi(bf, c3, mask), v, a3);
   }
-  return sums4(a0, a1, a2, a3);
+  if (last) return sums4(a0, a1, a2, a3);
+  v128.store(acc, a0); v128.store(acc, a1, 16); v128.store(acc, a2, 32); v128.store(acc, a3, 48);
+  return a0;
 }
 
 /** The low half of each 32-bit lane of paired halves as f32 bits: bf16 shifted up, f16 via halfLanes (w·2^−112). */
