@@ -101,7 +101,7 @@ export class ThreadPool {
 
   /**
    * A matmul-like op over nOut rows: chunks of whole `align`-row units (four-row groups, the
-   * interleaved layout's unit, see wasm/assembly/rows4.ts; 32-row bands of a wide f32 weight).
+   * interleaved layout's unit, see wasm/assembly/rows4.ts; 32-row bands of a wide f32/f16/bf16 weight).
    */
   private dispatchRows(op: number, args: number[], nOut: number, nTok: number, align: number): void {
     this.dispatch(op, args, nOut, align, nTok > 1 ? PREFILL_CHUNKS_PER_THREAD : DECODE_CHUNKS_PER_THREAD);

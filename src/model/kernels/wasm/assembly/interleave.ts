@@ -21,12 +21,12 @@
 // on one thread where one of 2048 rows of 768 values streamed at 25 (two threads: 35 against 40);
 // banded, 24.4. 110M F32 decode (its FFN down projection): 4–5% faster at one and two threads,
 // the same bits. Wide f16 and bf16 matrices are banded the same way since session 21 (rows4.ts
-// rows4HalfRun, rows4BF16Run; prefill converts a banded group block by block, dequantBandGroup):
-// on the Zen 4 host, 2048-value rows streamed at 0.69–0.76 of the speed of 768-value rows (f16,
-// ~100 MB of each shape alternated in one process), banded at 0.84–0.90; 110M F16 one-thread
-// decode about +4% (pair ratio per token 1.10–1.14 with one load order, 0.95–0.97 with the other:
-// the in-process placement bias). The rows past the last whole band are grouped as above. groupAt
-// returns a group in the plain grouped order (a copy, for banded rows).
+// rows4HalfRun, rows4BF16Run; prefill converts a banded group block by block, dequantBandGroup).
+// Session 13 (Zen 5, the two-sum f16 kernel) measured no gain; on the Zen 4 host, with the
+// one-sum kernel, the 110M F16 down projection took 1.21–1.29× as long per byte as gate/up in the
+// same decode step, banded 1.01–1.02× (one thread; two threads 1.08–1.28 → 0.99–1.08; BF16
+// 1.18 → 1.08): about 4% of a one-thread F16 decode step. The rows past the last whole band are
+// grouped as above. groupAt returns a group in the plain grouped order (a copy, for banded rows).
 import { BF16, F16, F32, Q4_0, Q4_K, Q5_K, Q8_0 } from './rows';
 import { dequantGroupHalf, group4x2F32Run, rows4BF16Run, rows4F32Run, rows4HalfRun } from './rows4';
 
