@@ -140,10 +140,11 @@ test('Q8_0/Q4_0/Q4_K/Q5_K/Q6_K prefill over quads (tokens in the vector lanes, 8
   const rng = createRng(2468);
   for (const type of [GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) {
     const shapes = type === GGMLType.Q4_K || type === GGMLType.Q5_K || type === GGMLType.Q6_K
-      ? [[256, 5, 8], [512, 9, 11], [256, 3, 131]] as const
+      ? [[256, 5, 8], [512, 9, 11], [256, 3, 131], [256, 4, 15]] as const
       // 8192: each thread's two panels (2 × 69.6 KB for Q8_0) outgrow the 64 KB minimum scratch, and
       // 81 tokens cross the shorter tiles of long rows (48 tokens for Q8_0, 72 for relaxed Q4_0)
-      : [[64, 5, 8], [96, 9, 11], [32, 3, 13], [160, 8, 131], [8192, 8, 81]] as const;
+      // 13 and 15 tokens: five and seven after the first eight, run as one pass over two quads
+      : [[64, 5, 8], [96, 9, 11], [32, 3, 13], [96, 6, 15], [160, 8, 131], [8192, 8, 81]] as const;
     for (const [nIn, nOut, nTok] of shapes) {
       const w = randWeight(rng, type, nIn, nOut);
       const wf = weightToF32(w, nIn, nOut);

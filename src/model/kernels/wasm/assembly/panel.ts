@@ -287,6 +287,14 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
         const x = xt + <usize>(t >> 2) * qs;
         quad2x2(type, scratch, two ? second : scratch, nb, x, x + qs, o + <usize>t * os, os, 8, two, sums);
       }
+      if (t1 - t > 4) {
+        // five to seven tokens left: one pass over their two quads (the second padded with zero
+        // tokens by packQuads), not two passes each running one quad twice (a 127-token prompt
+        // took 17 passes instead of 16); each token's steps are the same, so are its bits
+        const x = xt + <usize>(t >> 2) * qs;
+        quad2x2(type, scratch, two ? second : scratch, nb, x, x + qs, o + <usize>t * os, os, t1 - t, two, sums);
+        t = t1;
+      }
       for (; t < t1; t += 4) {
         const x = xt + <usize>(t >> 2) * qs;
         quad2x2(type, scratch, two ? second : scratch, nb, x, x, o + <usize>t * os, os, min(4, t1 - t), two, sums);
