@@ -43,6 +43,8 @@ export function heapBase(): usize {
 
 /** Tokens per tile in the prefill matmul: their x rows (≤ 32·nIn·4 bytes) stay cache-resident. */
 const TILE: i32 = 32;
+/** Bytes of x rows per tile of an f16/bf16 prefill (each group is converted to f32 once per tile). */
+const HALF_TILE_BYTES: usize = 512 << 10;
 /** Tokens per tile of the int8 prefill: their quantized rows (≤ 16·nIn·2 bytes) stay in L1/L2. */
 const QTILE: i32 = 16;
 
@@ -181,8 +183,10 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
 function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, nIn: i32, nOut: i32, nTok: i32, g0: i32, g1: i32, scratch: usize): void {
   const xb = <usize>nIn << 2, os = <usize>nOut << 2, nb = bandRows(cb, nIn, nOut); // (0 unless f32/f16/bf16)
   const half = type == F16 || type == BF16;
-  for (let t0 = 0; t0 < nTok; t0 += TILE) {
-    const t1 = min(nTok, t0 + TILE);
+  // f16/bf16 groups are converted once per tile: longer tiles for them, up to HALF_TILE_BYTES of x
+  const tile = half ? max(TILE, <i32>(HALF_TILE_BYTES / xb) & ~1) : TILE;
+  for (let t0 = 0; t0 < nTok; t0 += tile) {
+    const t1 = min(nTok, t0 + tile);
     for (let g = g0; g < g1; g += 4) {
       if (g < nb && !half) {
         // a banded group: the same tiles, block by block (interleave.ts)
