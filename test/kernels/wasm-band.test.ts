@@ -121,16 +121,18 @@ for (const [label, type] of TYPES) {
   });
 }
 
-test('f16 prefill over several tiles (x rows of 2048 values: 64 tokens a tile) matches the reference and has decode\'s bits', () => {
-  const nIn = 2048, nOut = 36, nTok = 130, rng = createRng(2048);
-  const stored = randWeight(rng, GGMLType.F16, nIn, nOut);
-  const w = weightToF32(stored, nIn, nOut);
-  const w1 = heapWeight(one, GGMLType.F16, stored.data, nIn, nOut);
-  one.interleave(w1);
-  const x = randF32(rng, nIn * nTok);
-  const { y, mag } = refMatmul(w, x, nIn, nOut, nTok);
-  const a = new Float32Array(nOut * nTok);
-  one.matmul(a, w1, x, nIn, nOut, nTok);
-  for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - y[i]!) <= REL_TOL * mag[i]! + 1e-30, `[${i}]: ${a[i]} vs ${y[i]}`);
-  assertPrefillEqualsDecode((o, ww, xx, ni, no, nt) => one.matmul(o, ww, xx, ni, no, nt), w1, x, nIn, nOut, nTok, 'f16 130 tokens');
-});
+for (const [label, type] of TYPES) {
+  test(`${label} prefill over several tiles (x rows of 2048 values: 64 tokens a tile) matches the reference and has decode's bits`, () => {
+    const nIn = 2048, nOut = 36, nTok = 130, rng = createRng(2048 + type);
+    const stored = randWeight(rng, type, nIn, nOut);
+    const w = weightToF32(stored, nIn, nOut);
+    const w1 = heapWeight(one, type, stored.data, nIn, nOut);
+    one.interleave(w1);
+    const x = randF32(rng, nIn * nTok);
+    const { y, mag } = refMatmul(w, x, nIn, nOut, nTok);
+    const a = new Float32Array(nOut * nTok);
+    one.matmul(a, w1, x, nIn, nOut, nTok);
+    for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - y[i]!) <= REL_TOL * mag[i]! + 1e-30, `[${i}]: ${a[i]} vs ${y[i]}`);
+    assertPrefillEqualsDecode((o, ww, xx, ni, no, nt) => one.matmul(o, ww, xx, ni, no, nt), w1, x, nIn, nOut, nTok, `${label} 130 tokens`);
+  });
+}
