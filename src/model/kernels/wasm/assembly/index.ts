@@ -179,11 +179,11 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
 }
 
 /**
- * Prefill of rows [g0, g1) (whole interleaved f32/f16/bf16 groups): per tile of tokens (GROUP_TILE_BYTES of x), each
- * group against token pairs with group4x2F32, an odd last token with rows4F32; f16/bf16 groups
- * are first converted into `scratch` by dequantGroupHalf (chunks in the group's order, each back
- * in element order; a banded one block by block, dequantBandGroup); a banded f32 group
- * (interleave.ts) takes the same steps block by block (bandGroup4x2, bandGroup).
+ * Prefill of rows [g0, g1) (whole interleaved f32/f16/bf16 groups): per tile of tokens
+ * (GROUP_TILE_BYTES of x), each group against token pairs with group4x2F32, an odd last token with
+ * rows4F32; f16/bf16 groups are first converted into `scratch` by dequantGroupHalf (chunks in the
+ * group's order, each back in element order; a banded one block by block, dequantBandGroup); a
+ * banded f32 group (interleave.ts) takes the same steps block by block (bandGroup4x2, bandGroup).
  */
 function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, nIn: i32, nOut: i32, nTok: i32, g0: i32, g1: i32, scratch: usize): void {
   const xb = <usize>nIn << 2, os = <usize>nOut << 2, nb = bandRows(cb, nIn, nOut); // (0 unless f32/f16/bf16)
