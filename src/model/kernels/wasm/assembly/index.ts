@@ -273,7 +273,8 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
 @inline function rowAt(w: usize, r: i32, rb: usize, cb: usize, n4: i32, gbuf: usize): usize {
   if (r >= n4) return w + <usize>r * rb;
   // a banded row (f32/f16/bf16, interleave.ts): its group is copied to the 4·rb bytes after gbuf first
-  if (r < bandRows(cb, bandValues(rb, cb), n4)) gatherRowAt(gbuf, w, r, rb, cb, bandValues(rb, cb), n4, gbuf + rb);
+  const n = bandValues(rb, cb);
+  if (r < bandRows(cb, n, n4)) gatherRowAt(gbuf, w, r, rb, cb, n, n4, gbuf + rb);
   else gatherRow(gbuf, w + <usize>(r & ~3) * rb, r & 3, rb, cb);
   return gbuf;
 }
