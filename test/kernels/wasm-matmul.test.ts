@@ -8,6 +8,7 @@ import { REL_TOL, assertPrefillEqualsDecode, createRng, int8Bound, randF32, rand
 // Block-quantized types go through the int8-activation path by default; `exact*` dequantize to f32.
 const one = createWasmBackend({ threads: 1 });
 const two = createWasmBackend({ threads: 2, parallelMinMacs: 0 });
+const defaultOne = one, defaultTwo = two;
 const exactOne = createWasmBackend({ threads: 1, int8Activations: false });
 const exactTwo = createWasmBackend({ threads: 2, parallelMinMacs: 0, int8Activations: false });
 after(async () => { await one.close(); await two.close(); await exactOne.close(); await exactTwo.close(); });
@@ -136,15 +137,21 @@ for (const type of [GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) test(`${typeNa
   assertPrefillEqualsDecode(one.matmul.bind(one), randWeight(rng, type, nIn, nOut), randF32(rng, nIn * nTok), nIn, nOut, nTok, typeName(type));
 });
 
+// Both kernel builds (the SIMD128 one computes the same integer sums in 16-bit lanes).
+const simdOne = createWasmBackend({ threads: 1, variant: 'simd128' });
+const simdTwo = createWasmBackend({ threads: 2, variant: 'simd128', parallelMinMacs: 0 });
+after(async () => { await simdOne.close(); await simdTwo.close(); });
+
 test('Q8_0/Q4_0/Q4_K/Q5_K/Q6_K prefill over quads (tokens in the vector lanes, 8+ tokens): partial quads, odd row counts, the 128-token tile edge, 1 and 2 threads bit-identical, interleaved rows the same bits', () => {
   const rng = createRng(2468);
-  for (const type of [GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) {
+  for (const [one, two] of [[defaultOne, defaultTwo], [simdOne, simdTwo]] as const) for (const type of [GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) {
+    // 9, 11, 12, 131 (128 + 3), 81 (48 + 33): one to four tokens after the last eight, their one quad against two rows (or one)
     const shapes = type === GGMLType.Q4_K || type === GGMLType.Q5_K || type === GGMLType.Q6_K
-      ? [[256, 5, 8], [512, 9, 11], [256, 3, 131], [256, 4, 15]] as const
+      ? [[256, 5, 8], [512, 9, 11], [256, 3, 131], [256, 4, 15], [256, 5, 12], [512, 4, 9]] as const
       // 8192: each thread's two panels (2 × 69.6 KB for Q8_0) outgrow the 64 KB minimum scratch, and
       // 81 tokens cross the shorter tiles of long rows (48 tokens for Q8_0, 72 for relaxed Q4_0)
       // 13 and 15 tokens: five and seven after the first eight, run as one pass over two quads
-      : [[64, 5, 8], [96, 9, 11], [32, 3, 13], [96, 6, 15], [160, 8, 131], [8192, 8, 81]] as const;
+      : [[64, 5, 8], [96, 9, 11], [32, 3, 13], [96, 6, 15], [160, 8, 131], [8192, 8, 81], [64, 5, 12], [32, 4, 9], [1536, 3, 10]] as const;
     for (const [nIn, nOut, nTok] of shapes) {
       const w = randWeight(rng, type, nIn, nOut);
       const wf = weightToF32(w, nIn, nOut);

@@ -295,9 +295,11 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
         quad2x2(type, scratch, two ? second : scratch, nb, x, x + qs, o + <usize>t * os, os, t1 - t, two, sums);
         t = t1;
       }
-      for (; t < t1; t += 4) {
+      if (t < t1) {
+        // one to four tokens left: their one quad against both rows (half the products of a
+        // quad2x2 pass that ran the quad twice)
         const x = xt + <usize>(t >> 2) * qs;
-        quad2x2(type, scratch, two ? second : scratch, nb, x, x, o + <usize>t * os, os, min(4, t1 - t), two, sums);
+        quad2x1(type, scratch, two ? second : scratch, nb, x, o + <usize>t * os, os, t1 - t, two);
       }
     }
   }
@@ -589,6 +591,82 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
     }
   }
   storeTile(out, os, nt, two, a00, a01, a10, a11);
+}
+
+/**
+ * quad2x2 for a single quad (the last one to four tokens of a tile): the panels at wA0, wB0
+ * against the quad at x0; results of its first nt (≤ 4) tokens as quad2x2 stores them. The
+ * integer sums cover the same spans (the i16 partial sums of the i8 form widened after the same
+ * number of steps, so they cannot overflow), and being exact their order is free; the scaling
+ * steps are quad2x2's, so each token's bits are the same. Written as loops: it runs at most once
+ * per row pair and tile, and each step is three loads and two products where a quad2x2 pass
+ * over the quad twice took four loads and four.
+ */
+// @ts-ignore: decorator
+@inline function quad2x1(type: i32, wA0: usize, wB0: usize, nb: i32, x0: usize, out: usize, os: usize, nt: i32, two: bool): void {
+  const i8 = i8Form(type);
+  const pb = panelBlock(type), qs = i8 ? QUAD_I8 : QUAD_I16;
+  // bytes of a block's quant vectors; of one span of integer sums (Q6_K: a 16-value sub-block);
+  // of the steps summed in i16 lanes before widening (i8 form: as in quad2x2)
+  const vecs: usize = i8 ? PANEL_I8 : PANEL_I16, span: usize = type == Q6_K ? vecs >> 1 : vecs;
+  const group: usize = type == Q5_K ? 64 : type == Q6_K ? 32 : 128;
+  const ones = v128.load(QC, 16);
+  let a0 = f32x4.splat(0), a1 = a0;
+  const wEnd = wA0 + <usize>nb * pb;
+  for (let wA = wA0, wB = wB0, p = x0; wA < wEnd; wA += pb, wB += pb, p += qs) {
+    const d = v128.load(p + qs - Q_D);
+    for (let k0: usize = 0; k0 < vecs; k0 += span) {
+      let uA = i32x4.splat(0), uB = uA;
+      // steps of two vectors with immediate load offsets: in Q8_0 768×2048 the tail pass costs 0.66
+      // of a full pass (a quad2x2 pass over the quad twice: 0.96), one vector a step 0.78, four 0.71
+      if (ASC_FEATURE_RELAXED_SIMD && i8) {
+        for (let g = k0; g < k0 + span; g += group) {
+          let vA = i16x8.splat(0), vB = vA;
+          for (let k = g; k < g + group; k += 32) {
+            const xA = p + k, a = wA + k, b = wB + k;
+            let x = v128.load(xA);
+            vA = i16x8.add(vA, i16x8.relaxed_dot_i8x16_i7x16_s(x, v128.load(a)));
+            vB = i16x8.add(vB, i16x8.relaxed_dot_i8x16_i7x16_s(x, v128.load(b)));
+            x = v128.load(xA, 16);
+            vA = i16x8.add(vA, i16x8.relaxed_dot_i8x16_i7x16_s(x, v128.load(a, 16)));
+            vB = i16x8.add(vB, i16x8.relaxed_dot_i8x16_i7x16_s(x, v128.load(b, 16)));
+          }
+          uA = i32x4.add(uA, i32x4.dot_i16x8_s(vA, ones)); uB = i32x4.add(uB, i32x4.dot_i16x8_s(vB, ones));
+        }
+      } else {
+        for (let k = k0; k < k0 + span; k += 32) {
+          const xA = p + k, a = wA + k, b = wB + k;
+          let x = v128.load(xA);
+          uA = i32x4.add(uA, i32x4.dot_i16x8_s(x, v128.load(a)));
+          uB = i32x4.add(uB, i32x4.dot_i16x8_s(x, v128.load(b)));
+          x = v128.load(xA, 16);
+          uA = i32x4.add(uA, i32x4.dot_i16x8_s(x, v128.load(a, 16)));
+          uB = i32x4.add(uB, i32x4.dot_i16x8_s(x, v128.load(b, 16)));
+        }
+      }
+      if (type == Q6_K) {
+        // d·scale of this sub-block, minus 32·Σq over its positions
+        const m = v128.load(p + qs - (k0 == 0 ? Q_LO32 : Q_HI32));
+        const sA = v128.load(wA + pb - (k0 == 0 ? 32 : 16)), sB = v128.load(wB + pb - (k0 == 0 ? 32 : 16));
+        a0 = f32x4.add(a0, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(uA, m)), f32x4.mul(sA, d)));
+        a1 = f32x4.add(a1, f32x4.mul(f32x4.convert_i32x4_s(i32x4.sub(uB, m)), f32x4.mul(sB, d)));
+      } else if (type == Q4_K || type == Q5_K) {
+        const dA = v128.load(wA + pb - 32), dB = v128.load(wB + pb - 32), mA = v128.load(wA + pb - 16), mB = v128.load(wB + pb - 16);
+        const s = v128.load(p + qs - Q_DS);
+        a0 = f32x4.sub(f32x4.add(a0, f32x4.mul(f32x4.convert_i32x4_s(uA), f32x4.mul(dA, d))), f32x4.mul(mA, s));
+        a1 = f32x4.sub(f32x4.add(a1, f32x4.mul(f32x4.convert_i32x4_s(uB), f32x4.mul(dB, d))), f32x4.mul(mB, s));
+      } else {
+        if (type == Q4_0) {
+          const m = v128.load(p + qs - Q_S8);
+          uA = i32x4.sub(uA, m); uB = i32x4.sub(uB, m);
+        }
+        const dA = v128.load(wA + pb - 16), dB = v128.load(wB + pb - 16);
+        a0 = madd(f32x4.convert_i32x4_s(uA), f32x4.mul(dA, d), a0);
+        a1 = madd(f32x4.convert_i32x4_s(uB), f32x4.mul(dB, d), a1);
+      }
+    }
+  }
+  storeTile(out, os, nt, two, a0, a0, a1, a1);
 }
 
 /** quad2x2's results: the first nt tokens of rows r (a00: tokens 0..3, a01: 4..7) and, when `two`, r + 1 (a10, a11). */
