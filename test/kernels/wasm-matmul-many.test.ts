@@ -60,7 +60,7 @@ for (const [type, nIn] of CASES) {
         const a = w1.map((w) => one.interleave(w)), b = w2.map((w) => two.interleave(w));
         assert.deepEqual(a, b);
       }
-      for (const nTok of [1, 3, 9]) { // 9: the prefill kernels (token quads for the int8 types)
+      for (const nTok of [1, 3, 9, 16]) { // 9: several tokens per token for Q8_0/Q4_0/Q4_K (quads from 15/12), quads for the others; 16: quads for every int8 type
         const x = randF32(rng, nIn * nTok);
         const f1 = fusedOne(), f2 = fusedTwo();
         const r1 = both(one, w1, x, nIn, nTok), r2 = both(two, w2, x, nIn, nTok);
@@ -97,7 +97,7 @@ test('matmulMany falls back to part-by-part matmul when the parts cannot run as 
   // part by part with the input quantized once per int8 form: a Q8_0 part (i16 activations), then
   // two Q4_0 parts (i8 in the relaxed build; one interleaved, one not, so not one matrix) that
   // share the second quantization, as decode and as prefill (token quads)
-  for (const nTok of [1, 9]) {
+  for (const nTok of [1, 16]) {
     const xs = randF32(rng, nIn * nTok);
     const ws = [weight(rng, GGMLType.Q8_0, nIn, 8), weight(rng, GGMLType.Q4_0, nIn, 8), weight(rng, GGMLType.Q4_0, nIn, 4)];
     assert.equal(two.interleave(ws[1]!), true);

@@ -1,6 +1,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { GGMLType, typeName } from '../../src/format/dtypes.ts';
+import { InvalidOptionError } from '../../src/errors.ts';
 import { createWasmBackend } from '../../src/model/kernels/wasm/backend.ts';
 import { REL_TOL, assertPrefillEqualsDecode, createRng, int8Bound, randF32, randWeight, refMatmul, weightToF32 } from './fixtures.ts';
 
@@ -8,7 +9,6 @@ import { REL_TOL, assertPrefillEqualsDecode, createRng, int8Bound, randF32, rand
 // Block-quantized types go through the int8-activation path by default; `exact*` dequantize to f32.
 const one = createWasmBackend({ threads: 1 });
 const two = createWasmBackend({ threads: 2, parallelMinMacs: 0 });
-const defaultOne = one, defaultTwo = two;
 const exactOne = createWasmBackend({ threads: 1, int8Activations: false });
 const exactTwo = createWasmBackend({ threads: 2, parallelMinMacs: 0, int8Activations: false });
 after(async () => { await one.close(); await two.close(); await exactOne.close(); await exactTwo.close(); });
@@ -137,14 +137,17 @@ for (const type of [GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) test(`${typeNa
   assertPrefillEqualsDecode(one.matmul.bind(one), randWeight(rng, type, nIn, nOut), randF32(rng, nIn * nTok), nIn, nOut, nTok, typeName(type));
 });
 
-// Both kernel builds (the SIMD128 one computes the same integer sums in 16-bit lanes).
-const simdOne = createWasmBackend({ threads: 1, variant: 'simd128' });
-const simdTwo = createWasmBackend({ threads: 2, variant: 'simd128', parallelMinMacs: 0 });
-after(async () => { await simdOne.close(); await simdTwo.close(); });
+// Both kernel builds (the SIMD128 one computes the same integer sums in 16-bit lanes), quads from
+// 8 tokens for every type (by default Q8_0 starts at 15, Q4_0 and Q4_K at 12; see the next test).
+const quadOne = createWasmBackend({ threads: 1, quadMinTokens: 8 });
+const quadTwo = createWasmBackend({ threads: 2, parallelMinMacs: 0, quadMinTokens: 8 });
+const simdOne = createWasmBackend({ threads: 1, variant: 'simd128', quadMinTokens: 8 });
+const simdTwo = createWasmBackend({ threads: 2, variant: 'simd128', parallelMinMacs: 0, quadMinTokens: 8 });
+after(async () => { await quadOne.close(); await quadTwo.close(); await simdOne.close(); await simdTwo.close(); });
 
 test('Q8_0/Q4_0/Q4_K/Q5_K/Q6_K prefill over quads (tokens in the vector lanes, 8+ tokens): partial quads, odd row counts, the 128-token tile edge, 1 and 2 threads bit-identical, interleaved rows the same bits', () => {
   const rng = createRng(2468);
-  for (const [one, two] of [[defaultOne, defaultTwo], [simdOne, simdTwo]] as const) for (const type of [GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) {
+  for (const [one, two] of [[quadOne, quadTwo], [simdOne, simdTwo]] as const) for (const type of [GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]) {
     // 9, 11, 12, 131 (128 + 3), 81 (48 + 33): one to four tokens after the last eight, their one quad against two rows (or one)
     const shapes = type === GGMLType.Q4_K || type === GGMLType.Q5_K || type === GGMLType.Q6_K
       ? [[256, 5, 8], [512, 9, 11], [256, 3, 131], [256, 4, 15], [256, 5, 12], [512, 4, 9]] as const
@@ -181,6 +184,29 @@ test('Q8_0/Q4_0/Q4_K/Q5_K/Q6_K prefill over quads (tokens in the vector lanes, 8
       one.matmul(tail, w, x.subarray((nTok - 8) * nIn), nIn, nOut, 8);
       assert.deepEqual(tail, a.subarray((nTok - 8) * nOut), `${typeName(type)} nTok=${nTok}: the last eight tokens alone differ`);
     }
+  }
+});
+
+test('the default quad thresholds: below them a token of a Q8_0/Q4_0/Q4_K product gets its one-token bits, from them the quad bits (8 tokens for Q6_K); quadMinTokens is checked', () => {
+  const rng = createRng(8642);
+  for (const [type, nIn, min] of [[GGMLType.Q8_0, 96, 15], [GGMLType.Q4_0, 96, 12], [GGMLType.Q4_K, 256, 12], [GGMLType.Q6_K, 256, 8]] as const) {
+    const nOut = 6, w = randWeight(rng, type, nIn, nOut);
+    for (const nTok of [min - 1, min]) {
+      if (nTok < 2) continue;
+      const x = randF32(rng, nIn * nTok);
+      const a = new Float32Array(nOut * nTok), q = new Float32Array(nOut * nTok);
+      one.matmul(a, w, x, nIn, nOut, nTok);
+      quadOne.matmul(q, w, x, nIn, nOut, nTok);
+      if (nTok === min) { assert.deepEqual(a, q, `${typeName(type)} ${nTok} tokens: the quad kernels`); continue; }
+      for (let t = 0; t < nTok; t++) {
+        const d = new Float32Array(nOut);
+        one.matmul(d, w, x.subarray(t * nIn, (t + 1) * nIn), nIn, nOut, 1);
+        assert.deepEqual(a.subarray(t * nOut, (t + 1) * nOut), d, `${typeName(type)} ${nTok} tokens, token ${t}: not its one-token bits`);
+      }
+    }
+  }
+  for (const bad of [0, -1, 2.5, Number.NaN]) {
+    assert.throws(() => createWasmBackend({ threads: 1, quadMinTokens: bad }), (e: Error) => e instanceof InvalidOptionError && /quadMinTokens/.test(e.message), String(bad));
   }
 });
 

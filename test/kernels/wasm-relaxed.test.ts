@@ -15,7 +15,8 @@ const backends: WasmBackend[] = [];
 function make(opts: Parameters<typeof createWasmBackend>[0]): WasmBackend {
   const b = createWasmBackend(opts); backends.push(b); return b;
 }
-const simdOne = make({ threads: 1, variant: 'simd128' });
+// quads from 8 tokens for every type (quadMinTokens; the defaults start Q8_0 at 15, Q4_0 at 12)
+const simdOne = make({ threads: 1, variant: 'simd128', quadMinTokens: 8 });
 const simdExact = make({ threads: 1, variant: 'simd128', int8Activations: false });
 after(async () => { for (const b of backends) await b.close(); });
 
@@ -81,8 +82,8 @@ function assertMatchesSimd(a: Float32Array, s: Float32Array, w: Parameters<typeo
 }
 
 test('relaxed build Q4_0 with 8-bit dot products: decode equals the SIMD128 int8 path bit for bit, prefill over quads within rounding (awkward sizes, 1 and 2 threads)', { skip: relaxed ? false : 'relaxed SIMD unavailable here' }, () => {
-  const one = make({ threads: 1, variant: 'relaxed' });
-  const two = make({ threads: 2, variant: 'relaxed', parallelMinMacs: 0 });
+  const one = make({ threads: 1, variant: 'relaxed', quadMinTokens: 8 });
+  const two = make({ threads: 2, variant: 'relaxed', parallelMinMacs: 0, quadMinTokens: 8 });
   const rng = createRng(4040);
   for (const nIn of [32, 96, 128, 160, 352]) {
     for (const [nOut, nTok] of [[1, 1], [7, 1], [13, 3], [5, 4], [6, 5], [3, 9], [7, 34]] as const) {
@@ -101,7 +102,7 @@ test('relaxed build Q4_0 with 8-bit dot products: decode equals the SIMD128 int8
 });
 
 test('relaxed build: the other int8 types give the SIMD128 results (Q5_0/Q5_1/Q4_K/Q5_K/Q6_K via 8-bit dot products with exact integer block sums, exactly; Q8_0 and Q4_1 unchanged, Q8_0 prefill over quads within rounding)', { skip: relaxed ? false : 'relaxed SIMD unavailable here' }, () => {
-  const one = make({ threads: 1, variant: 'relaxed' });
+  const one = make({ threads: 1, variant: 'relaxed', quadMinTokens: 8 });
   const rng = createRng(5050);
   const cases = [[GGMLType.Q8_0, 160], [GGMLType.Q4_1, 96], [GGMLType.Q5_0, 96], [GGMLType.Q5_0, 160], [GGMLType.Q5_1, 32], [GGMLType.Q5_1, 160], [GGMLType.Q4_K, 256], [GGMLType.Q4_K, 768], [GGMLType.Q5_K, 256], [GGMLType.Q5_K, 768], [GGMLType.Q6_K, 256], [GGMLType.Q6_K, 768]] as const;
   for (const [type, nIn] of cases) {

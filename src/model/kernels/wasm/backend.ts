@@ -22,10 +22,15 @@ export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
 ]);
 
 /**
- * Fewest tokens for the quad prefill: each row's panels are rebuilt per call, and a partial quad
- * computes padding; below two full quads the one-token kernels were as fast (measured).
+ * Fewest tokens for the quad prefill, by weight type (others: 8). Each row's panels are rebuilt
+ * per call and a partial quad computes padding, while the per-token kernels run each token while
+ * a weight group is in cache. Measured in the 110M models (one process, the threshold flipped
+ * between calls, prefill time with quads over without, one thread): Q8_0 1.12 / 1.38 / 1.24 /
+ * 1.16 / 1.08 / 1.04 / 1.05 at 8…14 tokens, 0.96 at 15, 0.95 at 16 (two threads alike); Q4_0 1.04
+ * / 1.33 / 1.17 / 1.11 at 8…11, 0.98–1.02 at 12–14, 0.89 at 15; Q4_K 0.96 at 8, 1.20 / 1.13 / 1.03
+ * at 9…11, 0.95 at 12; Q6_K 0.60–0.77 from 8 on.
  */
-const QUAD_MIN_TOKENS = 8;
+const QUAD_MIN_TOKENS: Partial<Record<GGMLType, number>> = { [GGMLType.Q8_0]: 15, [GGMLType.Q4_0]: 12, [GGMLType.Q4_K]: 12 };
 
 /**
  * Fewest values for which an element-wise or row-wise op (swiglu, add, activation quantization and
@@ -86,6 +91,12 @@ export interface WasmBackendOptions {
    * Default: 'relaxed' where the runtime supports it, unless TOKENLOOP_WASM_RELAXED=0.
    */
   variant?: KernelVariant;
+  /**
+   * Fewest tokens for which a Q8_0/Q4_0/K-quant matmul runs over token quads (panel.ts) instead of
+   * the per-token kernels. Default: per type, see QUAD_MIN_TOKENS (tests set 8 to reach the quad
+   * kernels with short inputs).
+   */
+  quadMinTokens?: number;
 }
 
 export class WasmBackend {
@@ -113,6 +124,8 @@ export class WasmBackend {
   /** The same for element-wise ops (PARALLEL_MIN_VALUES; 0 when parallelMin is 0, as in the tests). */
   private readonly parallelMinValues: number;
   private readonly int8: boolean;
+  /** quadMinTokens, when given. */
+  private readonly quadMin: number | undefined;
 
   constructor(opts: WasmBackendOptions = {}) {
     this.threads = resolveThreads(opts.threads);
@@ -120,6 +133,10 @@ export class WasmBackend {
     this.parallelMin = opts.parallelMinMacs ?? (process.env['TOKENLOOP_PARALLEL_MIN_MACS'] && Number.isInteger(env) && env >= 0 ? env : PARALLEL_MIN_MACS);
     this.parallelMinValues = this.parallelMin === 0 ? 0 : PARALLEL_MIN_VALUES;
     this.int8 = opts.int8Activations ?? true;
+    if (opts.quadMinTokens !== undefined && !(Number.isInteger(opts.quadMinTokens) && opts.quadMinTokens >= 1)) {
+      throw new InvalidOptionError(`wasm backend: quadMinTokens must be a positive integer (got ${opts.quadMinTokens})`);
+    }
+    this.quadMin = opts.quadMinTokens;
     const memory = createSharedMemory();
     this.variant = opts.variant ?? defaultKernelVariant();
     this.kernels = instantiateKernels(memory, this.variant);
@@ -285,7 +302,7 @@ export class WasmBackend {
     const il = this.interleaved.has(w.data);
     const xp = this.input(x, 'x', nIn * nTokens);
     let xs = 0;
-    const wantQuads = this.int8 && nTokens >= QUAD_MIN_TOKENS && this.kernels.hasQuads(w.type) === 1;
+    const wantQuads = this.int8 && nTokens >= (this.quadMin ?? QUAD_MIN_TOKENS[w.type] ?? 8) && this.kernels.hasQuads(w.type) === 1;
     if (NEEDS_SUMS.has(w.type) && !wantQuads) {
       xs = this.stage('xs', (nIn / 32) * nTokens * 4);
       if (!this.dry) this.kernels.blockSums(xs, xp, nIn, nTokens);
