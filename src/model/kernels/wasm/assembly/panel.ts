@@ -607,9 +607,9 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
   const i8 = i8Form(type);
   const pb = panelBlock(type), qs = i8 ? QUAD_I8 : QUAD_I16;
   // bytes of a block's quant vectors; of one span of integer sums (Q6_K: a 16-value sub-block);
-  // of the steps summed in i16 lanes before widening (i8 form: as in quad2x2)
+  // of the steps summed before widening (i8 form: in i16 lanes, as in quad2x2; i16 form: a span)
   const vecs: usize = i8 ? PANEL_I8 : PANEL_I16, span: usize = type == Q6_K ? vecs >> 1 : vecs;
-  const group: usize = type == Q5_K ? 64 : type == Q6_K ? 32 : 128;
+  const group: usize = !i8 ? span : type == Q5_K ? 64 : type == Q6_K ? 32 : 128;
   const ones = v128.load(QC, 16);
   let a0 = f32x4.splat(0), a1 = a0;
   const wEnd = wA0 + <usize>nb * pb;
@@ -619,30 +619,18 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
       let uA = i32x4.splat(0), uB = uA;
       // steps of two vectors with immediate load offsets: in Q8_0 768×2048 the tail pass costs 0.66
       // of a full pass (a quad2x2 pass over the quad twice: 0.96), one vector a step 0.78, four 0.71
-      if (ASC_FEATURE_RELAXED_SIMD && i8) {
-        for (let g = k0; g < k0 + span; g += group) {
-          let vA = i16x8.splat(0), vB = vA;
-          for (let k = g; k < g + group; k += 32) {
-            const xA = p + k, a = wA + k, b = wB + k;
-            let x = v128.load(xA);
-            vA = i16x8.add(vA, i16x8.relaxed_dot_i8x16_i7x16_s(x, v128.load(a)));
-            vB = i16x8.add(vB, i16x8.relaxed_dot_i8x16_i7x16_s(x, v128.load(b)));
-            x = v128.load(xA, 16);
-            vA = i16x8.add(vA, i16x8.relaxed_dot_i8x16_i7x16_s(x, v128.load(a, 16)));
-            vB = i16x8.add(vB, i16x8.relaxed_dot_i8x16_i7x16_s(x, v128.load(b, 16)));
-          }
-          uA = i32x4.add(uA, i32x4.dot_i16x8_s(vA, ones)); uB = i32x4.add(uB, i32x4.dot_i16x8_s(vB, ones));
-        }
-      } else {
-        for (let k = k0; k < k0 + span; k += 32) {
+      for (let g = k0; g < k0 + span; g += group) {
+        let vA = i32x4.splat(0), vB = vA;
+        for (let k = g; k < g + group; k += 32) {
           const xA = p + k, a = wA + k, b = wB + k;
           let x = v128.load(xA);
-          uA = i32x4.add(uA, i32x4.dot_i16x8_s(x, v128.load(a)));
-          uB = i32x4.add(uB, i32x4.dot_i16x8_s(x, v128.load(b)));
+          vA = dotAdd(i8, vA, x, v128.load(a)); vB = dotAdd(i8, vB, x, v128.load(b));
           x = v128.load(xA, 16);
-          uA = i32x4.add(uA, i32x4.dot_i16x8_s(x, v128.load(a, 16)));
-          uB = i32x4.add(uB, i32x4.dot_i16x8_s(x, v128.load(b, 16)));
+          vA = dotAdd(i8, vA, x, v128.load(a, 16)); vB = dotAdd(i8, vB, x, v128.load(b, 16));
         }
+        // i8 form: the i16 partial sums widened
+        if (ASC_FEATURE_RELAXED_SIMD && i8) { vA = i32x4.dot_i16x8_s(vA, ones); vB = i32x4.dot_i16x8_s(vB, ones); }
+        uA = i32x4.add(uA, vA); uB = i32x4.add(uB, vB);
       }
       if (type == Q6_K) {
         // d·scale of this sub-block, minus 32·Σq over its positions
@@ -667,6 +655,13 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
     }
   }
   storeTile(out, os, nt, two, a0, a0, a1, a1);
+}
+
+/** acc + x·w: i16 lanes += the relaxed 8-bit dot products (i8 form), or i32 lanes += the 16-bit ones. */
+// @ts-ignore: decorator
+@inline function dotAdd(i8: bool, acc: v128, x: v128, w: v128): v128 {
+  if (ASC_FEATURE_RELAXED_SIMD && i8) return i16x8.add(acc, i16x8.relaxed_dot_i8x16_i7x16_s(x, w));
+  return i32x4.add(acc, i32x4.dot_i16x8_s(x, w));
 }
 
 /** quad2x2's results: the first nt tokens of rows r (a00: tokens 0..3, a01: 4..7) and, when `two`, r + 1 (a10, a11). */
