@@ -22,15 +22,20 @@ export const WASM_MATMUL_TYPES: ReadonlySet<GGMLType> = new Set([
 ]);
 
 /**
- * Fewest tokens for the quad prefill, by weight type (others: 8). Each row's panels are rebuilt
- * per call and a partial quad computes padding, while the per-token kernels run each token while
- * a weight group is in cache. Measured in the 110M models (one process, the threshold flipped
- * between calls, prefill time with quads over without, one thread): Q8_0 1.12 / 1.38 / 1.24 /
- * 1.16 / 1.08 / 1.04 / 1.05 at 8…14 tokens, 0.96 at 15, 0.95 at 16 (two threads alike); Q4_0 1.04
- * / 1.33 / 1.17 / 1.11 at 8…11, 0.98–1.02 at 12–14, 0.89 at 15; Q4_K 0.96 at 8, 1.20 / 1.13 / 1.03
- * at 9…11, 0.95 at 12; Q6_K 0.60–0.77 from 8 on.
+ * Fewest tokens for the quad prefill, by kernel build and weight type (others: 8). Each row's
+ * panels are rebuilt per call and a partial quad computes padding, while the per-token kernels
+ * run each token while a weight group is in cache. Measured in the 110M models (one process, the
+ * threshold flipped between calls, prefill time with quads over without, one thread). Relaxed
+ * build: Q8_0 1.12 / 1.38 / 1.24 / 1.16 / 1.08 / 1.04 / 1.05 at 8…14 tokens, 0.96 at 15, 0.95 at
+ * 16 (two threads alike); Q4_0 1.04 / 1.33 / 1.17 / 1.11 at 8…11, 0.98–1.02 at 12–14, 0.89 at 15;
+ * Q4_K 0.96 at 8, 1.20 / 1.13 / 1.03 at 9…11, 0.95 at 12; Q6_K 0.60–0.77 from 8 on. SIMD128 build
+ * (no 8-bit dot products; Q4_K groups not transposed, so no fast per-token path): Q8_0 1.07–1.28
+ * at 8…14, 0.98 at 15; Q4_0 0.84 at 8, 0.93–1.06 at 9…11; Q4_K 0.60–0.75 at 8…12.
  */
-const QUAD_MIN_TOKENS: Partial<Record<GGMLType, number>> = { [GGMLType.Q8_0]: 15, [GGMLType.Q4_0]: 12, [GGMLType.Q4_K]: 12 };
+const QUAD_MIN_TOKENS: Record<KernelVariant, Partial<Record<GGMLType, number>>> = {
+  relaxed: { [GGMLType.Q8_0]: 15, [GGMLType.Q4_0]: 12, [GGMLType.Q4_K]: 12 },
+  simd128: { [GGMLType.Q8_0]: 15 },
+};
 
 /**
  * Fewest values for which an element-wise or row-wise op (swiglu, add, activation quantization and
@@ -93,8 +98,8 @@ export interface WasmBackendOptions {
   variant?: KernelVariant;
   /**
    * Fewest tokens for which a Q8_0/Q4_0/K-quant matmul runs over token quads (panel.ts) instead of
-   * the per-token kernels. Default: per type, see QUAD_MIN_TOKENS (tests set 8 to reach the quad
-   * kernels with short inputs).
+   * the per-token kernels. Default: per kernel build and type, see QUAD_MIN_TOKENS (tests set 8 to reach
+   * the quad kernels with short inputs).
    */
   quadMinTokens?: number;
 }
@@ -302,7 +307,7 @@ export class WasmBackend {
     const il = this.interleaved.has(w.data);
     const xp = this.input(x, 'x', nIn * nTokens);
     let xs = 0;
-    const wantQuads = this.int8 && nTokens >= (this.quadMin ?? QUAD_MIN_TOKENS[w.type] ?? 8) && this.kernels.hasQuads(w.type) === 1;
+    const wantQuads = this.int8 && nTokens >= (this.quadMin ?? QUAD_MIN_TOKENS[this.variant][w.type] ?? 8) && this.kernels.hasQuads(w.type) === 1;
     if (NEEDS_SUMS.has(w.type) && !wantQuads) {
       xs = this.stage('xs', (nIn / 32) * nTokens * 4);
       if (!this.dry) this.kernels.blockSums(xs, xp, nIn, nTokens);
