@@ -2,7 +2,7 @@
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes, scaleHalfX } from './rows';
 import { hsum, madd, sum32 } from './simd';
-import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
+import { broadcastGroups, compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4KT, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
 import { bandGroup, bandGroup4x2, bandRows, bandRowsDot, bandValues, blockStride, chunkBytes, dequantBandGroup, gatherRow, gatherRowAt, rowIn, transposed } from './interleave';
@@ -41,6 +41,17 @@ export function heapBase(): usize {
   return __heap_base;
 }
 
+/**
+ * Where matmul puts relaxed Q4_0's broadcast activations in a thread's scratch: after the bytes
+ * decodeInterleaved uses (a cut group's result, Q4_K's scales, banded rows' sums: < 512).
+ */
+export const BCAST_AT: usize = 512;
+
+/** Scratch bytes per thread matmul needs for the broadcast activations of nTok tokens (0: none). */
+export function broadcastScratchBytes(type: i32, nIn: i32, nTok: i32): usize {
+  return ASC_FEATURE_RELAXED_SIMD && type == Q4_0 ? BCAST_AT + (<usize>nIn << 2) * <usize>nTok : 0;
+}
+
 /** Tokens per tile in the prefill matmul: their x rows (≤ 32·nIn·4 bytes) stay cache-resident. */
 const TILE: i32 = 32;
 /**
@@ -65,12 +76,21 @@ const QTILE: i32 = 16;
  * `typeFlags`: the GGML type, | INTERLEAVED when the matrix was rearranged by interleaveRows:
  * decode then runs the four-row kernels of rows4.ts; other paths read each row through a copy
  * in GGUF order (gatherRow, into `scratch` after the nIn f32 of the dequantized row).
+ * Interleaved Q4_0 without quads in the relaxed build: the activations are broadcast first
+ * (broadcastGroups, 4·nIn·nTok bytes at scratch + BCAST_AT, per thread) for rows4Q4_0.
  */
 export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
   const type = typeFlags & 0xff;
   const rb = rowBytes(type, nIn);
   const xb = <usize>nIn << 2;
   const cb = (typeFlags & INTERLEAVED) != 0 ? chunkBytes(type, nIn) : 0;
+  if (ASC_FEATURE_RELAXED_SIMD && type == Q4_0 && cb != 0 && xq != 0 && (typeFlags & QUADS) == 0) {
+    // Q4_0 takes no block sums: xs carries the broadcast activations from here on. Each thread
+    // makes its own copy from the compact xq, so a pooled product moves no more bytes between
+    // cores than before (one copy made by the calling thread: 1-3% slower at two threads)
+    xs = scratch + BCAST_AT;
+    broadcastGroups(xs, xq, nIn * nTok);
+  }
   if (cb != 0 && nTok == 1 && decodeInterleaved(type, cb, out, w, rb, x, xs, xq, xd, nIn, nOut, r0, r1, scratch)) return;
   const n4 = cb != 0 ? nOut & ~3 : 0, gbuf = scratch + xb;
   if ((typeFlags & QUADS) != 0) {
@@ -100,7 +120,9 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     // per token while the group is in cache, instead of gathering each row into GGUF order for the
     // one-row kernels (Q4_K: those made these matmuls 10–20% slower than before its layout was
     // transposed; now 1.4–1.5× as fast)
-    const qb = compactInt8(type) ? <usize>nIn : <usize>nIn << 1, dd = <usize>(nIn >> 5) << 3, db = <usize>(nIn >> 5) << 2, os = <usize>nOut << 2;
+    const qb = compactInt8(type) ? <usize>nIn : <usize>nIn << 1, dd = <usize>(nIn >> 5) << 3, os = <usize>nOut << 2;
+    // xs per token: Q4_K's block sums, or (relaxed Q4_0) the broadcast activations
+    const db = ASC_FEATURE_RELAXED_SIMD && type == Q4_0 ? <usize>nIn << 2 : <usize>(nIn >> 5) << 2;
     let r = r0;
     while (r < r1) {
       if ((r & 3) == 0 && r + 4 <= min(r1, n4)) {
@@ -340,11 +362,14 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
   return true;
 }
 
-/** The four rows of a transposed Q4_0, Q8_0 or (relaxed build) Q4_K group (interleave.ts; hs: 272 bytes of scratch for Q4_K, away from fence). */
+/**
+ * The four rows of a transposed Q4_0, Q8_0 or (relaxed build) Q4_K group (interleave.ts; hs: 272
+ * bytes of scratch for Q4_K, away from fence; xs: Q4_K's block sums, relaxed Q4_0's broadcast xq).
+ */
 // @ts-ignore: decorator
 @inline function rows4T(type: i32, w: usize, xq: usize, xd: usize, xs: usize, nIn: i32, hs: usize, fence: usize): v128 {
   if (type == Q4_K) return rows4Q4KT(w, xq, xd, xs, nIn, hs, fence);
-  return type == Q4_0 ? rows4Q4_0(w, xq, xd, nIn, fence) : rows4Q8_0(w, xq, xd, nIn, fence);
+  return type == Q4_0 ? rows4Q4_0(w, xq, xd, xs, nIn, fence) : rows4Q8_0(w, xq, xd, nIn, fence);
 }
 
 // @ts-ignore: decorator

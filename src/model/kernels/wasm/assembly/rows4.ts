@@ -301,27 +301,33 @@ export function rows4Q8_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize):
  * with madd (one FMA per block in the relaxed build).
  * (Against GGUF-order blocks of four rows reduced per block: 110M-shaped matrices 15–25% faster
  * on a Zen 5 core, in-process A/B, the same bits.)
+ * The relaxed build reads the activations pre-broadcast (xb: q8.ts broadcastGroups of xq, made
+ * per thread by index.ts matmul; 128 bytes a block), so each broadcast is a plain 16-byte load:
+ * V8 (11.3, x64) folds a constant offset into a v128.load's address but not into a
+ * load32_splat's, which cost an address instruction for 7 of the 8 broadcasts of a block (loop 72
+ * → 63 instructions; 110M-shaped matrices 2–4% faster from memory, in-process A/B; 110M Q4_0
+ * one-thread decode +2.5–3.7%, `npm run bench -- ab`, two threads ±0; the same bits).
  */
-export function rows4Q4_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize): v128 {
+export function rows4Q4_0(w: usize, xq: usize, xd: usize, xb: usize, n: i32, fence: usize): v128 {
   const mask = v128.load(C4, 32), k = v128.load(C4, 48), m4 = v128.load(C4, 16);
   let acc = f32x4.splat(0), m = f32x4.splat(0);
   const end = w + <usize>(n >> 5) * 72;
-  for (let p = w, xp = xq, dp = xd; p < end; p += 72, xp += ASC_FEATURE_RELAXED_SIMD ? 32 : 64, dp += 8) {
+  for (let p = w, xp = ASC_FEATURE_RELAXED_SIMD ? xb : xq, dp = xd; p < end; p += 72, xp += ASC_FEATURE_RELAXED_SIMD ? 128 : 64, dp += 8) {
     let sums: v128;
     if (ASC_FEATURE_RELAXED_SIMD) {
-      // vector k: positions 4k..4k+3 (low nibbles) and 16 + 4k.. (high); eight products of
-      // |·| ≤ 2·15·128 per i16 lane: ≤ 30720, exact
+      // vector k: positions 4k..4k+3 (low nibbles, x at xp + 16k) and 16 + 4k.. (high, xp + 64 +
+      // 16k); eight products of |·| ≤ 2·15·128 per i16 lane: ≤ 30720, exact
       let v = v128.load(p, 8);
-      let s = i16x8.add(dotR(v128.load32_splat(xp, 0), v128.and(v, m4)), dotR(v128.load32_splat(xp, 16), v128.and(i16x8.shr_u(v, 4), m4)));
+      let s = i16x8.add(dotR(v128.load(xp, 0), v128.and(v, m4)), dotR(v128.load(xp, 64), v128.and(i16x8.shr_u(v, 4), m4)));
       v128.store32_lane(fence, s, 0);
       v = v128.load(p, 24);
-      s = i16x8.add(s, i16x8.add(dotR(v128.load32_splat(xp, 4), v128.and(v, m4)), dotR(v128.load32_splat(xp, 20), v128.and(i16x8.shr_u(v, 4), m4))));
+      s = i16x8.add(s, i16x8.add(dotR(v128.load(xp, 16), v128.and(v, m4)), dotR(v128.load(xp, 80), v128.and(i16x8.shr_u(v, 4), m4))));
       v128.store32_lane(fence, s, 0);
       v = v128.load(p, 40);
-      s = i16x8.add(s, i16x8.add(dotR(v128.load32_splat(xp, 8), v128.and(v, m4)), dotR(v128.load32_splat(xp, 24), v128.and(i16x8.shr_u(v, 4), m4))));
+      s = i16x8.add(s, i16x8.add(dotR(v128.load(xp, 32), v128.and(v, m4)), dotR(v128.load(xp, 96), v128.and(i16x8.shr_u(v, 4), m4))));
       v128.store32_lane(fence, s, 0);
       v = v128.load(p, 56);
-      s = i16x8.add(s, i16x8.add(dotR(v128.load32_splat(xp, 12), v128.and(v, m4)), dotR(v128.load32_splat(xp, 28), v128.and(i16x8.shr_u(v, 4), m4))));
+      s = i16x8.add(s, i16x8.add(dotR(v128.load(xp, 48), v128.and(v, m4)), dotR(v128.load(xp, 112), v128.and(i16x8.shr_u(v, 4), m4))));
       sums = i32x4.dot_i16x8_s(s, v128.load(C4, 64));
     } else {
       // widened to i16: rows 0, 1 (low half of a vector) and 2, 3 (high half) against the
