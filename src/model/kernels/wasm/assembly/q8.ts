@@ -119,7 +119,8 @@ export function quantizeBlocksI8(xq: usize, xd: usize, x: usize, nBlocks: i32): 
 
 /**
  * n i8 activations (quantizeBlocksI8's xq; n a multiple of 16) with every 4-byte group repeated
- * in all four lanes, 4·n bytes at dst: the relaxed rows4Q4_0's broadcasts as plain loads.
+ * in all four lanes, 4·n bytes at dst: the relaxed rows4Q4_0's and rows4Q4KT's broadcasts as plain
+ * loads (V8 does not fold a load32_splat's offset into its address; it does a v128.load's).
  */
 export function broadcastGroups(dst: usize, xq: usize, n: i32): void {
   for (let i: usize = 0, e = <usize>n; i < e; i += 16) {

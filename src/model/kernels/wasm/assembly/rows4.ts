@@ -463,9 +463,10 @@ export function rows4Q5K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, x
  * and scales them at once. Per sub-block: d·sc·(d_x·Σq·x_q) − dmin·m·Σx, as rows4Q4K computes it
  * (its scale and min decoding, parked in `hs`: 272 bytes, the header's d and dmin last). The same exact integer sums, so within
  * rounding of rows4Q4K (the same f32 terms in another order). About two thirds of rows4Q4K's
- * instructions: no reductions, one load per four rows' quant words.
+ * instructions: no reductions, one load per four rows' quant words. The activations come
+ * broadcast (xa: 1 KiB per super-block, q8.ts broadcastGroups), as rows4Q4_0's do.
  */
-export function rows4Q4KT(w: usize, xq: usize, xd: usize, xs: usize, n: i32, hs: usize, fence: usize): v128 {
+export function rows4Q4KT(w: usize, xa: usize, xd: usize, xs: usize, n: i32, hs: usize, fence: usize): v128 {
   if (!ASC_FEATURE_RELAXED_SIMD) return f32x4.splat(0); // (SIMD128 keeps Q4_K groups untransposed: interleave.ts transposed)
   const m4 = v128.load(C4, 16);
   let acc = f32x4.splat(0), macc = f32x4.splat(0);
@@ -476,23 +477,23 @@ export function rows4Q4KT(w: usize, xq: usize, xd: usize, xs: usize, n: i32, hs:
     // the rows' sub-block scales (as i16 pairs, both halves of a row's lane) and mins at hs (kHeaders)
     const dd = kHeaders(hs, v0, v1, v2, v3, true);
     v128.store(hs, dd, 256);
-    const xb = xq + (<usize>sb << 8), blk = sb << 3;
+    const xb = xa + (<usize>sb << 10), blk = sb << 3;
     let t = f32x4.splat(0), tm = f32x4.splat(0);
     for (let p = 0; p < 4; p++) {
       // sub-blocks 2p (low nibbles) and 2p + 1 (high) of the 32 bytes of pair p
-      const q = g + 64 + (<usize>p << 7), xa = xb + (<usize>p << 6);
+      const q = g + 64 + (<usize>p << 7), xp = xb + (<usize>p << 8);
       let u = i16x8.splat(0), v = i16x8.splat(0), c: v128;
-      c = v128.load(q); u = kDot(u, v128.load32_splat(xa, 0), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 32), v128.and(i16x8.shr_u(c, 4), m4));
-      c = v128.load(q, 16); u = kDot(u, v128.load32_splat(xa, 4), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 36), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q); u = kDot(u, v128.load(xp, 0), v128.and(c, m4)); v = kDot(v, v128.load(xp, 128), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 16); u = kDot(u, v128.load(xp, 16), v128.and(c, m4)); v = kDot(v, v128.load(xp, 144), v128.and(i16x8.shr_u(c, 4), m4));
       fence2(fence, u, v);
-      c = v128.load(q, 32); u = kDot(u, v128.load32_splat(xa, 8), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 40), v128.and(i16x8.shr_u(c, 4), m4));
-      c = v128.load(q, 48); u = kDot(u, v128.load32_splat(xa, 12), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 44), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 32); u = kDot(u, v128.load(xp, 32), v128.and(c, m4)); v = kDot(v, v128.load(xp, 160), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 48); u = kDot(u, v128.load(xp, 48), v128.and(c, m4)); v = kDot(v, v128.load(xp, 176), v128.and(i16x8.shr_u(c, 4), m4));
       fence2(fence, u, v);
-      c = v128.load(q, 64); u = kDot(u, v128.load32_splat(xa, 16), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 48), v128.and(i16x8.shr_u(c, 4), m4));
-      c = v128.load(q, 80); u = kDot(u, v128.load32_splat(xa, 20), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 52), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 64); u = kDot(u, v128.load(xp, 64), v128.and(c, m4)); v = kDot(v, v128.load(xp, 192), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 80); u = kDot(u, v128.load(xp, 80), v128.and(c, m4)); v = kDot(v, v128.load(xp, 208), v128.and(i16x8.shr_u(c, 4), m4));
       fence2(fence, u, v);
-      c = v128.load(q, 96); u = kDot(u, v128.load32_splat(xa, 24), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 56), v128.and(i16x8.shr_u(c, 4), m4));
-      c = v128.load(q, 112); u = kDot(u, v128.load32_splat(xa, 28), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 60), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 96); u = kDot(u, v128.load(xp, 96), v128.and(c, m4)); v = kDot(v, v128.load(xp, 224), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 112); u = kDot(u, v128.load(xp, 112), v128.and(c, m4)); v = kDot(v, v128.load(xp, 240), v128.and(i16x8.shr_u(c, 4), m4));
       // sub-block s's scales at hs + 64(s mod 4) + 16(s ≥ 4), its mins 32 bytes after them
       const oa = hs + (<usize>((p << 1) & 3) << 6) + (<usize>(p >> 1) << 4), ob = oa + 64;
       const su = i32x4.dot_i16x8_s(u, v128.load(oa)), sv = i32x4.dot_i16x8_s(v, v128.load(ob));
