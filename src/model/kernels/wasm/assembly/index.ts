@@ -315,6 +315,7 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
  * kernels of interleave.ts). Returns false when the kernel needs quantized/scaled activations that
  * the caller did not prepare (xq = 0). Q4_K/Q5_K (rows4Q4K) park their scales in the first 256
  * bytes of this thread's `scratch`, banded rows their sums in the first 512 (80 for a cut group).
+ * xa: the broadcast activations matmul made for relaxed Q4_0 and Q4_K (0 for other types).
  */
 function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize, x: usize, xs: usize, xq: usize, xd: usize, xa: usize, nIn: i32, nOut: i32, r0: i32, r1: i32, scratch: usize): bool {
   if (type != F32 && type != BF16 && xq == 0) return false;
