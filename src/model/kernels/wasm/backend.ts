@@ -330,8 +330,7 @@ export class WasmBackend {
     // interleaved rows read outside the decode kernels are copied to GGUF order after the f32 row
     // (a banded row's group first to the 4·rb bytes after it); f16 prefill converts a whole group
     // (four rows) to f32 first
-    // (relaxed Q4_0 without quads: and its broadcast activations, wasm assembly/index.ts matmul)
-    if (il) this.ensureScratch(Math.max(nIn * 4 + 5 * rb, nIn * 16, quads ? 0 : this.kernels.broadcastScratchBytes(w.type, nIn, nTokens)));
+    if (il) this.ensureScratch(Math.max(nIn * 4 + 5 * rb, nIn * 16));
     if (this.dry) return null;
     return { typeFlags: (il ? w.type | INTERLEAVED_FLAG : w.type) | quads, wp, xp, xs, xq, xd };
   }

@@ -56,8 +56,6 @@ export interface KernelExports {
   packQuads(type: number, dst: number, xq: number, xd: number, n: number, nTok: number): void;
   /** quantizeBlocks with 32 i8 per block (the layout compactInt8 types read). */
   quantizeBlocksI8(xq: number, xd: number, x: number, nBlocks: number): void;
-  /** Per-thread scratch bytes matmul needs to broadcast nTok tokens of n activations for `type` (0: it does not). */
-  broadcastScratchBytes(type: number, n: number, nTok: number): number;
   /** 1 when matmul of `type` reads the activations as i8 (quantizeBlocksI8), 0 for i16. */
   compactInt8(type: number): number;
   dotRowQ(type: number, w: number, xq: number, xd: number, xs: number, n: number, fence: number): number;

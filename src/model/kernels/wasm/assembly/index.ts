@@ -2,7 +2,7 @@
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes, scaleHalfX } from './rows';
 import { hsum, madd, sum32 } from './simd';
-import { broadcastGroups, compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
+import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4KT, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
 import { bandGroup, bandGroup4x2, bandRows, bandRowsDot, bandValues, blockStride, chunkBytes, dequantBandGroup, gatherRow, gatherRowAt, rowIn, transposed } from './interleave';
@@ -41,24 +41,6 @@ export function heapBase(): usize {
   return __heap_base;
 }
 
-/**
- * Where matmul puts the broadcast activations (relaxed Q4_0 and Q4_K groups) in a thread's
- * scratch: after the bytes decodeInterleaved uses (a cut group's result, Q4_K's scales at
- * scratch + 64, banded rows' sums: < 512).
- */
-export const BCAST_AT: usize = 512;
-
-/** Whether matmul of `type` without quads broadcasts the activations (q8.ts broadcastGroups) for its four-row kernels. */
-// @ts-ignore: decorator
-@inline function broadcasts(type: i32): bool {
-  return ASC_FEATURE_RELAXED_SIMD && (type == Q4_0 || type == Q4_K);
-}
-
-/** Scratch bytes per thread matmul needs for the broadcast activations of nTok tokens (0: none). */
-export function broadcastScratchBytes(type: i32, nIn: i32, nTok: i32): usize {
-  return broadcasts(type) ? BCAST_AT + (<usize>nIn << 2) * <usize>nTok : 0;
-}
-
 /** Tokens per tile in the prefill matmul: their x rows (≤ 32·nIn·4 bytes) stay cache-resident. */
 const TILE: i32 = 32;
 /**
@@ -83,23 +65,13 @@ const QTILE: i32 = 16;
  * `typeFlags`: the GGML type, | INTERLEAVED when the matrix was rearranged by interleaveRows:
  * decode then runs the four-row kernels of rows4.ts; other paths read each row through a copy
  * in GGUF order (gatherRow, into `scratch` after the nIn f32 of the dequantized row).
- * Interleaved Q4_0 and Q4_K without quads in the relaxed build: the activations are broadcast
- * first (broadcastGroups, 4·nIn·nTok bytes at scratch + BCAST_AT, per thread) for rows4Q4_0 and
- * rows4Q4KT.
  */
 export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
   const type = typeFlags & 0xff;
   const rb = rowBytes(type, nIn);
   const xb = <usize>nIn << 2;
   const cb = (typeFlags & INTERLEAVED) != 0 ? chunkBytes(type, nIn) : 0;
-  let xa: usize = 0;
-  if (broadcasts(type) && cb != 0 && transposed(cb) && xq != 0 && (typeFlags & QUADS) == 0) {
-    // each thread makes its own copy from the compact xq, so a pooled product moves no more
-    // bytes between cores than before (one copy made by the calling thread: 1-3% slower at two threads)
-    xa = scratch + BCAST_AT;
-    broadcastGroups(xa, xq, nIn * nTok);
-  }
-  if (cb != 0 && nTok == 1 && decodeInterleaved(type, cb, out, w, rb, x, xs, xq, xd, xa, nIn, nOut, r0, r1, scratch)) return;
+  if (cb != 0 && nTok == 1 && decodeInterleaved(type, cb, out, w, rb, x, xs, xq, xd, nIn, nOut, r0, r1, scratch)) return;
   const n4 = cb != 0 ? nOut & ~3 : 0, gbuf = scratch + xb;
   if ((typeFlags & QUADS) != 0) {
     // xq: the activations interleaved four tokens at a time (panel.ts packQuads)
@@ -129,20 +101,19 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     // one-row kernels (Q4_K: those made these matmuls 10–20% slower than before its layout was
     // transposed; now 1.4–1.5× as fast)
     const qb = compactInt8(type) ? <usize>nIn : <usize>nIn << 1, dd = <usize>(nIn >> 5) << 3, db = <usize>(nIn >> 5) << 2, os = <usize>nOut << 2;
-    const ab = xa != 0 ? <usize>nIn << 2 : 0; // (broadcast activations per token)
     let r = r0;
     while (r < r1) {
       if ((r & 3) == 0 && r + 4 <= min(r1, n4)) {
         for (let t = 0; t < nTok; t++) {
           const tu = <usize>t, o = out + tu * os + (<usize>r << 2);
-          v128.store(o, rows4T(type, w + <usize>r * rb, xq + tu * qb, xd + tu * dd, xs + tu * db, xa + tu * ab, nIn, scratch + 64, o));
+          v128.store(o, rows4T(type, w + <usize>r * rb, xq + tu * qb, xd + tu * dd, xs + tu * db, nIn, scratch + 64, o));
         }
         r += 4;
       } else {
         const e = r < n4 ? min(r1, (r & ~3) + 4) : r + 1;
         for (let t = 0; t < nTok; t++) {
           const tu = <usize>t;
-          decodeInterleaved(type, cb, out + tu * os, w, rb, x, xs + tu * db, xq + tu * qb, xd + tu * dd, xa + tu * ab, nIn, nOut, r, e, scratch);
+          decodeInterleaved(type, cb, out + tu * os, w, rb, x, xs + tu * db, xq + tu * qb, xd + tu * dd, nIn, nOut, r, e, scratch);
         }
         r = e;
       }
@@ -315,9 +286,8 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
  * kernels of interleave.ts). Returns false when the kernel needs quantized/scaled activations that
  * the caller did not prepare (xq = 0). Q4_K/Q5_K (rows4Q4K) park their scales in the first 256
  * bytes of this thread's `scratch`, banded rows their sums in the first 512 (80 for a cut group).
- * xa: the broadcast activations matmul made for relaxed Q4_0 and Q4_K (0 for other types).
  */
-function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize, x: usize, xs: usize, xq: usize, xd: usize, xa: usize, nIn: i32, nOut: i32, r0: i32, r1: i32, scratch: usize): bool {
+function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, r0: i32, r1: i32, scratch: usize): bool {
   if (type != F32 && type != BF16 && xq == 0) return false;
   const n4 = nOut & ~3, end = min(r1, n4);
   let r = r0;
@@ -344,14 +314,14 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
   while (r < r1) {
     const o = out + (<usize>r << 2);
     if ((r & 3) == 0 && r + 4 <= end) {
-      v128.store(o, transposed(cb) ? rows4T(type, w + <usize>r * rb, xq, xd, xs, xa, nIn, scratch + 64, o) : rows4(type, w + <usize>r * rb, cb, cb << 2, x, xs, xq, xd, nIn, scratch, o));
+      v128.store(o, transposed(cb) ? rows4T(type, w + <usize>r * rb, xq, xd, xs, nIn, scratch + 64, o) : rows4(type, w + <usize>r * rb, cb, cb << 2, x, xs, xq, xd, nIn, scratch, o));
       r += 4;
     } else if (transposed(cb)) {
       // Q4_0/Q8_0 (relaxed build: and Q4_K) groups are transposed (interleave.ts): a row of a group
       // cut by [r0, r1) takes its lane of the whole group's result (the same bits), a trailing row
       // the one-row kernel
       if (r < n4) {
-        v128.store(scratch, rows4T(type, w + <usize>(r & ~3) * rb, xq, xd, xs, xa, nIn, scratch + 64, scratch));
+        v128.store(scratch, rows4T(type, w + <usize>(r & ~3) * rb, xq, xd, xs, nIn, scratch + 64, scratch));
         const g1 = min(r1, (r & ~3) + 4);
         for (; r < g1; r++) store<f32>(out + (<usize>r << 2), load<f32>(scratch + (<usize>(r & 3) << 2)));
       } else {
@@ -370,15 +340,11 @@ function decodeInterleaved(type: i32, cb: usize, out: usize, w: usize, rb: usize
   return true;
 }
 
-/**
- * The four rows of a transposed Q4_0, Q8_0 or (relaxed build) Q4_K group (interleave.ts; hs: 272
- * bytes of scratch for Q4_K, away from fence; xs: Q4_K's block sums; xa: the relaxed build's
- * broadcast activations for Q4_0 and Q4_K).
- */
+/** The four rows of a transposed Q4_0, Q8_0 or (relaxed build) Q4_K group (interleave.ts; hs: 272 bytes of scratch for Q4_K, away from fence). */
 // @ts-ignore: decorator
-@inline function rows4T(type: i32, w: usize, xq: usize, xd: usize, xs: usize, xa: usize, nIn: i32, hs: usize, fence: usize): v128 {
-  if (type == Q4_K) return rows4Q4KT(w, xa, xd, xs, nIn, hs, fence);
-  return type == Q4_0 ? rows4Q4_0(w, xq, xd, xa, nIn, fence) : rows4Q8_0(w, xq, xd, nIn, fence);
+@inline function rows4T(type: i32, w: usize, xq: usize, xd: usize, xs: usize, nIn: i32, hs: usize, fence: usize): v128 {
+  if (type == Q4_K) return rows4Q4KT(w, xq, xd, xs, nIn, hs, fence);
+  return type == Q4_0 ? rows4Q4_0(w, xq, xd, nIn, fence) : rows4Q8_0(w, xq, xd, nIn, fence);
 }
 
 // @ts-ignore: decorator

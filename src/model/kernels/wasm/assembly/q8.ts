@@ -118,19 +118,6 @@ export function quantizeBlocksI8(xq: usize, xd: usize, x: usize, nBlocks: i32): 
 }
 
 /**
- * n i8 activations (quantizeBlocksI8's xq; n a multiple of 16) with every 4-byte group repeated
- * in all four lanes, 4·n bytes at dst: the relaxed rows4Q4_0's and rows4Q4KT's broadcasts as plain
- * loads (V8 does not fold a load32_splat's offset into its address; it does a v128.load's).
- */
-export function broadcastGroups(dst: usize, xq: usize, n: i32): void {
-  for (let i: usize = 0, e = <usize>n; i < e; i += 16) {
-    const v = v128.load(xq + i), o = dst + (i << 2);
-    v128.store(o, v128.shuffle<i32>(v, v, 0, 0, 0, 0)); v128.store(o, v128.shuffle<i32>(v, v, 1, 1, 1, 1), 16);
-    v128.store(o, v128.shuffle<i32>(v, v, 2, 2, 2, 2), 32); v128.store(o, v128.shuffle<i32>(v, v, 3, 3, 3, 3), 48);
-  }
-}
-
-/**
  * Whether matmul of `type` reads i8 activations (quantizeBlocksI8): the relaxed-SIMD build's
  * Q4_0 kernels, which feed the unsigned nibbles (0..15, top bit clear, so the i7 operand is
  * exact) to i16x8.relaxed_dot_i8x16_i7x16_s: 16 multiply-adds per instruction.

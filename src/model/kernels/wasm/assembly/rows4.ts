@@ -301,33 +301,27 @@ export function rows4Q8_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize):
  * with madd (one FMA per block in the relaxed build).
  * (Against GGUF-order blocks of four rows reduced per block: 110M-shaped matrices 15–25% faster
  * on a Zen 5 core, in-process A/B, the same bits.)
- * The relaxed build reads the activations pre-broadcast (xb: q8.ts broadcastGroups of xq, made
- * per thread by index.ts matmul; 128 bytes a block), so each broadcast is a plain 16-byte load:
- * V8 (11.3, x64) folds a constant offset into a v128.load's address but not into a
- * load32_splat's, which cost an address instruction for 7 of the 8 broadcasts of a block (loop 72
- * → 63 instructions; 110M-shaped matrices 2–4% faster from memory, in-process A/B; 110M Q4_0
- * one-thread decode +2.5–3.7%, `npm run bench -- ab`, two threads ±0; the same bits).
  */
-export function rows4Q4_0(w: usize, xq: usize, xd: usize, xb: usize, n: i32, fence: usize): v128 {
+export function rows4Q4_0(w: usize, xq: usize, xd: usize, n: i32, fence: usize): v128 {
   const mask = v128.load(C4, 32), k = v128.load(C4, 48), m4 = v128.load(C4, 16);
   let acc = f32x4.splat(0), m = f32x4.splat(0);
   const end = w + <usize>(n >> 5) * 72;
-  for (let p = w, xp = ASC_FEATURE_RELAXED_SIMD ? xb : xq, dp = xd; p < end; p += 72, xp += ASC_FEATURE_RELAXED_SIMD ? 128 : 64, dp += 8) {
+  for (let p = w, xp = xq, dp = xd; p < end; p += 72, xp += ASC_FEATURE_RELAXED_SIMD ? 32 : 64, dp += 8) {
     let sums: v128;
     if (ASC_FEATURE_RELAXED_SIMD) {
-      // vector k: positions 4k..4k+3 (low nibbles, x at xp + 16k) and 16 + 4k.. (high, xp + 64 +
-      // 16k); eight products of |·| ≤ 2·15·128 per i16 lane: ≤ 30720, exact
+      // vector k: positions 4k..4k+3 (low nibbles) and 16 + 4k.. (high); eight products of
+      // |·| ≤ 2·15·128 per i16 lane: ≤ 30720, exact
       let v = v128.load(p, 8);
-      let s = i16x8.add(dotR(v128.load(xp, 0), v128.and(v, m4)), dotR(v128.load(xp, 64), v128.and(i16x8.shr_u(v, 4), m4)));
+      let s = i16x8.add(dotR(v128.load32_splat(xp, 0), v128.and(v, m4)), dotR(v128.load32_splat(xp, 16), v128.and(i16x8.shr_u(v, 4), m4)));
       v128.store32_lane(fence, s, 0);
       v = v128.load(p, 24);
-      s = i16x8.add(s, i16x8.add(dotR(v128.load(xp, 16), v128.and(v, m4)), dotR(v128.load(xp, 80), v128.and(i16x8.shr_u(v, 4), m4))));
+      s = i16x8.add(s, i16x8.add(dotR(v128.load32_splat(xp, 4), v128.and(v, m4)), dotR(v128.load32_splat(xp, 20), v128.and(i16x8.shr_u(v, 4), m4))));
       v128.store32_lane(fence, s, 0);
       v = v128.load(p, 40);
-      s = i16x8.add(s, i16x8.add(dotR(v128.load(xp, 32), v128.and(v, m4)), dotR(v128.load(xp, 96), v128.and(i16x8.shr_u(v, 4), m4))));
+      s = i16x8.add(s, i16x8.add(dotR(v128.load32_splat(xp, 8), v128.and(v, m4)), dotR(v128.load32_splat(xp, 24), v128.and(i16x8.shr_u(v, 4), m4))));
       v128.store32_lane(fence, s, 0);
       v = v128.load(p, 56);
-      s = i16x8.add(s, i16x8.add(dotR(v128.load(xp, 48), v128.and(v, m4)), dotR(v128.load(xp, 112), v128.and(i16x8.shr_u(v, 4), m4))));
+      s = i16x8.add(s, i16x8.add(dotR(v128.load32_splat(xp, 12), v128.and(v, m4)), dotR(v128.load32_splat(xp, 28), v128.and(i16x8.shr_u(v, 4), m4))));
       sums = i32x4.dot_i16x8_s(s, v128.load(C4, 64));
     } else {
       // widened to i16: rows 0, 1 (low half of a vector) and 2, 3 (high half) against the
@@ -463,10 +457,9 @@ export function rows4Q5K(w: usize, rs: usize, cs: usize, xq: usize, xd: usize, x
  * and scales them at once. Per sub-block: d·sc·(d_x·Σq·x_q) − dmin·m·Σx, as rows4Q4K computes it
  * (its scale and min decoding, parked in `hs`: 272 bytes, the header's d and dmin last). The same exact integer sums, so within
  * rounding of rows4Q4K (the same f32 terms in another order). About two thirds of rows4Q4K's
- * instructions: no reductions, one load per four rows' quant words. The activations come
- * broadcast (xa: 1 KiB per super-block, q8.ts broadcastGroups), as rows4Q4_0's do.
+ * instructions: no reductions, one load per four rows' quant words.
  */
-export function rows4Q4KT(w: usize, xa: usize, xd: usize, xs: usize, n: i32, hs: usize, fence: usize): v128 {
+export function rows4Q4KT(w: usize, xq: usize, xd: usize, xs: usize, n: i32, hs: usize, fence: usize): v128 {
   if (!ASC_FEATURE_RELAXED_SIMD) return f32x4.splat(0); // (SIMD128 keeps Q4_K groups untransposed: interleave.ts transposed)
   const m4 = v128.load(C4, 16);
   let acc = f32x4.splat(0), macc = f32x4.splat(0);
@@ -477,23 +470,23 @@ export function rows4Q4KT(w: usize, xa: usize, xd: usize, xs: usize, n: i32, hs:
     // the rows' sub-block scales (as i16 pairs, both halves of a row's lane) and mins at hs (kHeaders)
     const dd = kHeaders(hs, v0, v1, v2, v3, true);
     v128.store(hs, dd, 256);
-    const xb = xa + (<usize>sb << 10), blk = sb << 3;
+    const xb = xq + (<usize>sb << 8), blk = sb << 3;
     let t = f32x4.splat(0), tm = f32x4.splat(0);
     for (let p = 0; p < 4; p++) {
       // sub-blocks 2p (low nibbles) and 2p + 1 (high) of the 32 bytes of pair p
-      const q = g + 64 + (<usize>p << 7), xp = xb + (<usize>p << 8);
+      const q = g + 64 + (<usize>p << 7), xa = xb + (<usize>p << 6);
       let u = i16x8.splat(0), v = i16x8.splat(0), c: v128;
-      c = v128.load(q); u = kDot(u, v128.load(xp, 0), v128.and(c, m4)); v = kDot(v, v128.load(xp, 128), v128.and(i16x8.shr_u(c, 4), m4));
-      c = v128.load(q, 16); u = kDot(u, v128.load(xp, 16), v128.and(c, m4)); v = kDot(v, v128.load(xp, 144), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q); u = kDot(u, v128.load32_splat(xa, 0), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 32), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 16); u = kDot(u, v128.load32_splat(xa, 4), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 36), v128.and(i16x8.shr_u(c, 4), m4));
       fence2(fence, u, v);
-      c = v128.load(q, 32); u = kDot(u, v128.load(xp, 32), v128.and(c, m4)); v = kDot(v, v128.load(xp, 160), v128.and(i16x8.shr_u(c, 4), m4));
-      c = v128.load(q, 48); u = kDot(u, v128.load(xp, 48), v128.and(c, m4)); v = kDot(v, v128.load(xp, 176), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 32); u = kDot(u, v128.load32_splat(xa, 8), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 40), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 48); u = kDot(u, v128.load32_splat(xa, 12), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 44), v128.and(i16x8.shr_u(c, 4), m4));
       fence2(fence, u, v);
-      c = v128.load(q, 64); u = kDot(u, v128.load(xp, 64), v128.and(c, m4)); v = kDot(v, v128.load(xp, 192), v128.and(i16x8.shr_u(c, 4), m4));
-      c = v128.load(q, 80); u = kDot(u, v128.load(xp, 80), v128.and(c, m4)); v = kDot(v, v128.load(xp, 208), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 64); u = kDot(u, v128.load32_splat(xa, 16), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 48), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 80); u = kDot(u, v128.load32_splat(xa, 20), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 52), v128.and(i16x8.shr_u(c, 4), m4));
       fence2(fence, u, v);
-      c = v128.load(q, 96); u = kDot(u, v128.load(xp, 96), v128.and(c, m4)); v = kDot(v, v128.load(xp, 224), v128.and(i16x8.shr_u(c, 4), m4));
-      c = v128.load(q, 112); u = kDot(u, v128.load(xp, 112), v128.and(c, m4)); v = kDot(v, v128.load(xp, 240), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 96); u = kDot(u, v128.load32_splat(xa, 24), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 56), v128.and(i16x8.shr_u(c, 4), m4));
+      c = v128.load(q, 112); u = kDot(u, v128.load32_splat(xa, 28), v128.and(c, m4)); v = kDot(v, v128.load32_splat(xa, 60), v128.and(i16x8.shr_u(c, 4), m4));
       // sub-block s's scales at hs + 64(s mod 4) + 16(s ≥ 4), its mins 32 bytes after them
       const oa = hs + (<usize>((p << 1) & 3) << 6) + (<usize>(p >> 1) << 4), ob = oa + 64;
       const su = i32x4.dot_i16x8_s(u, v128.load(oa)), sv = i32x4.dot_i16x8_s(v, v128.load(ob));
