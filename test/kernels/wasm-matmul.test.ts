@@ -221,6 +221,32 @@ test('the default quad thresholds: below them a token of a Q8_0 (both builds) or
   }
 });
 
+test('a quad threshold of one token: one-token products take the quads whatever the weight layout (interleaved groups were read as plain blocks), in both builds', () => {
+  // With quadMinTokens 1 a single token's activations are packed as a quad (panel.ts); matmul
+  // must take the quad kernels for them, not the interleaved decode kernels, which read the packed
+  // form as one token's blocks (results 17–31 times the int8 bound off before the fix).
+  const rng = createRng(4242);
+  for (const variant of ['relaxed', 'simd128'] as const) {
+    const be = createWasmBackend({ threads: 1, variant, quadMinTokens: 1 });
+    try {
+      for (const [type, nIn] of [[GGMLType.Q8_0, 96], [GGMLType.Q4_0, 96], [GGMLType.Q4_K, 256], [GGMLType.Q5_K, 256], [GGMLType.Q6_K, 256]] as const) {
+        const nOut = 9, w = randWeight(rng, type, nIn, nOut), wf = weightToF32(w, nIn, nOut);
+        const wi = { type, name: 'w', dims: [nIn, nOut], data: (w.data as Uint8Array).slice() };
+        const grouped = be.interleave(wi);
+        const x = randF32(rng, nIn), { y } = refMatmul(wf, x, nIn, nOut, 1);
+        const a = new Float32Array(nOut), p = new Float32Array(nOut);
+        be.matmul(a, wi, x, nIn, nOut, 1);
+        be.matmul(p, w, x, nIn, nOut, 1);
+        const at = `${variant} ${typeName(type)}${grouped ? ' (interleaved)' : ''}`;
+        for (let o = 0; o < nOut; o++) assert.ok(Math.abs(a[o]! - y[o]!) <= int8Bound(wf, x, nIn, o, 0), `${at} row ${o}: ${a[o]} vs ${y[o]}`);
+        assert.deepEqual(a, p, `${at}: not the bits of the same quads over the rows in GGUF order`);
+      }
+    } finally {
+      void be.close();
+    }
+  }
+});
+
 test('separate matmuls quantize their input each time: an array changed in place between two calls, heap-owned or not, gives the new results', () => {
   const rng = createRng(1357);
   for (const type of [GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K]) {

@@ -71,13 +71,15 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
   const rb = rowBytes(type, nIn);
   const xb = <usize>nIn << 2;
   const cb = (typeFlags & INTERLEAVED) != 0 ? chunkBytes(type, nIn) : 0;
-  if (cb != 0 && nTok == 1 && decodeInterleaved(type, cb, out, w, rb, x, xs, xq, xd, nIn, nOut, r0, r1, scratch)) return;
   const n4 = cb != 0 ? nOut & ~3 : 0, gbuf = scratch + xb;
   if ((typeFlags & QUADS) != 0) {
-    // xq: the activations interleaved four tokens at a time (panel.ts packQuads)
+    // xq: the activations interleaved four tokens at a time (panel.ts packQuads), whatever the
+    // token count (a host threshold of one token asks for quads for a single token too; the
+    // decode kernels below would read that form as one token's blocks)
     quadRows(type, out, w, rb, cb, n4, xq, nIn, nOut, nTok, r0, r1, scratch);
     return;
   }
+  if (cb != 0 && nTok == 1 && decodeInterleaved(type, cb, out, w, rb, x, xs, xq, xd, nIn, nOut, r0, r1, scratch)) return;
   if (nTok == 1 && xq != 0 && cb == 0 && (type == Q2_K || type == Q3_K || type == Q4_K || type == Q5_K || type == Q6_K)) {
     // K-quant decode: the row kernel called straight from a loop per type (through dotRowQ and the
     // general loop below, the per-row overhead was a tenth of the decode time)
