@@ -51,6 +51,8 @@ interface Run {
   tokens: number[]; threads: number; peakRssBytes: number;
   /** llama.cpp only: loading node-llama-cpp's native binary (not part of loadMs). */
   binaryMs?: number;
+  /** tokenloop only: the process's RSS before loading, the model file's size and the KV cache's bytes (memoryShare). */
+  baseRssBytes?: number; fileBytes?: number; cacheBytes?: number;
 }
 
 /** Path of `model` in `type`, generating it (and its F32 source) on first use. */
@@ -127,11 +129,11 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-interface Summary { ok: boolean; error?: string; loadMs: number; binaryMs: number; prefill: number; decode: number; rssMiB: number; threads: number; tokens: number[] }
+interface Summary { ok: boolean; error?: string; loadMs: number; binaryMs: number; prefill: number; decode: number; rssMiB: number; memory: number; threads: number; tokens: number[] }
 
 function summarize(runs: Run[]): Summary {
   const ok = runs.filter((r) => r.ok);
-  if (ok.length === 0) return { ok: false, error: runs[0]?.error ?? 'no runs', loadMs: NaN, binaryMs: NaN, prefill: NaN, decode: NaN, rssMiB: NaN, threads: 0, tokens: [] };
+  if (ok.length === 0) return { ok: false, error: runs[0]?.error ?? 'no runs', loadMs: NaN, binaryMs: NaN, prefill: NaN, decode: NaN, rssMiB: NaN, memory: NaN, threads: 0, tokens: [] };
   return {
     ok: true,
     loadMs: median(ok.map((r) => r.loadMs)),
@@ -139,9 +141,19 @@ function summarize(runs: Run[]): Summary {
     prefill: median(ok.map((r) => tokPerSec(r.prefillTokens, r.prefillMs))),
     decode: median(ok.map((r) => tokPerSec(r.decodeTokens, r.decodeMs))),
     rssMiB: median(ok.map((r) => r.peakRssBytes / 1048576)),
+    memory: median(ok.map(memoryShare)),
     threads: ok[0]!.threads,
     tokens: ok[0]!.tokens,
   };
+}
+
+/**
+ * What a run's engine added to its process's memory, against what it has to hold: (peak RSS −
+ * the RSS before loading) ÷ (model file + KV cache). NaN when the run does not report them (llama.cpp).
+ */
+export function memoryShare(r: Pick<Run, 'peakRssBytes' | 'baseRssBytes' | 'fileBytes' | 'cacheBytes'>): number {
+  if (r.baseRssBytes === undefined || r.fileBytes === undefined || r.cacheBytes === undefined) return NaN;
+  return (r.peakRssBytes - r.baseRssBytes) / (r.fileBytes + r.cacheBytes);
 }
 
 /** Prompt ids: BOS (1) then a fixed spread over the vocabulary (ids ≥ 3 skip unk/bos/eos). */
@@ -230,7 +242,7 @@ export async function main(argv: string[]): Promise<number> {
         const agree = a.ok && b.ok ? a.tokens.findIndex((t, i) => t !== b.tokens[i]) : -2;
         const agreeCell = agree === -2 ? '–' : agree === -1 ? `${a.tokens.length}/${a.tokens.length}` : `first ${agree}`;
         const note = [!a.ok ? `tokenloop: ${a.error}` : '', !b.ok ? `llama.cpp: ${b.error}` : '', a.ok && a.threads !== threads ? `tokenloop used ${a.threads} thread(s)` : ''].filter(Boolean).join('; ');
-        const row = `| ${model} | ${type} | ${threads} | ${f(a.loadMs)} / ${f(b.loadMs)} | ${f(a.prefill)} / ${f(b.prefill)} | ${ratio(a.prefill, b.prefill)} | ${f(a.decode, 1)} / ${f(b.decode, 1)} | ${ratio(a.decode, b.decode)} | ${f(a.rssMiB)} / ${f(b.rssMiB)} | ${Number.isFinite(share) ? (share * 100).toFixed(1) + '%' : '–'} | ${gb(bwRow)} | ${agreeCell} | ${note.replace(/\|/g, '/')} |`;
+        const row = `| ${model} | ${type} | ${threads} | ${f(a.loadMs)} / ${f(b.loadMs)} | ${f(a.prefill)} / ${f(b.prefill)} | ${ratio(a.prefill, b.prefill)} | ${f(a.decode, 1)} / ${f(b.decode, 1)} | ${ratio(a.decode, b.decode)} | ${f(a.rssMiB)} / ${f(b.rssMiB)} | ${Number.isFinite(share) ? (share * 100).toFixed(1) + '%' : '–'} | ${gb(bwRow)} | ${agreeCell} | ${note.replace(/\|/g, '/')} | ${Number.isFinite(a.memory) ? a.memory.toFixed(2) + '×' : '–'} |`;
         rows.push(row);
         log(row);
       }
@@ -250,12 +262,12 @@ export async function main(argv: string[]): Promise<number> {
     `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated.`,
     `KV cache: ${kvType} in tokenloop, f16 in llama.cpp (its default).`,
     `Prefill: ${nTok} tokens in one call. Decode: ${nTok} greedy steps after it. Load: file → ready to run (llama.cpp: model + context; loading node-llama-cpp's native binary took a further ${f(median(binaryLoads))} ms per process, median, and is left out).`,
-    'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline).',
+    'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline). Column `tokenloop memory`: tokenloop\'s peak RSS minus the process\'s RSS before loading, ÷ (model file + KV cache), median over the runs.',
     'Roofline: tokenloop decode tok/s × weight bytes read per token ÷ the bandwidth measured just before and after that run (mean of the two), median over the runs; column `bandwidth GB/s`: the median of those bandwidths.',
     'Greedy: how many decoded tokens agree between the engines (`first k`: they part at step k).',
     '',
-    '| model | type | threads | load ms | prefill tok/s | prefill ratio | decode tok/s | decode ratio | peak RSS MiB | tokenloop roofline | bandwidth GB/s | greedy | notes |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| model | type | threads | load ms | prefill tok/s | prefill ratio | decode tok/s | decode ratio | peak RSS MiB | tokenloop roofline | bandwidth GB/s | greedy | notes | tokenloop memory |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     'Ratios are tokenloop ÷ llama.cpp (above 1× means tokenloop is faster).',

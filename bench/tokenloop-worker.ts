@@ -4,6 +4,7 @@
  * its last token in one forward call; decoding starts from the last prompt token, greedy).
  * Input: argv[2] = JSON { modelPath, threads, tokens: number[], decode: number, kvType?: 'f32' | 'f16' }.
  */
+import { statSync } from 'node:fs';
 import { openModelFile } from '../src/format/open.js';
 import { loadModel, type LoadModelOptions } from '../src/model/registry.js';
 import { modelOpenOptions } from '../src/model/kernels/wasm/select.js';
@@ -53,6 +54,7 @@ function main(): void {
     ok: true, loadMs: t1 - t0, prefillTokens: o.tokens.length - 1, prefillMs: t2 - t1,
     decodeTokens: out.length, decodeMs: t3 - t2, tokens: out, threads: threadsUsed,
     weightBytes: model.weightBytes, baseRssBytes, peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    fileBytes: statSync(o.modelPath).size, cacheBytes: cache.capacityBytes,
   });
   (model as unknown as { dispose?: () => void }).dispose?.();
 }

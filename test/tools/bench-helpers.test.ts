@@ -1,9 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readerModuleBytes, measureBandwidth } from '../../bench/bandwidth.ts';
-import { benchTokens, bytesPerToken } from '../../bench/compare.ts';
+import { benchTokens, bytesPerToken, memoryShare } from '../../bench/compare.ts';
 import { needsShared, sharedPath } from '../helpers.ts';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { parseGGUF } from '../../src/format/gguf.ts';
 
 const Wasm = (globalThis as unknown as { WebAssembly: {
@@ -38,4 +39,28 @@ test('bench prompt ids and weight bytes per decoded token', { skip: needsShared(
   const g = parseGGUF(new Uint8Array(readFileSync(path)));
   const total = [...g.tensors.values()].reduce((s, x) => s + x.byteLength, 0);
   assert.equal(bytesPerToken(path), total - 64 * 512 * 4 + 64 * 4);
+});
+
+test('memory share: what the engine added to its process, against the model file plus the KV cache', () => {
+  const MiB = 1 << 20;
+  assert.equal(memoryShare({ peakRssBytes: 200 * MiB, baseRssBytes: 80 * MiB, fileBytes: 100 * MiB, cacheBytes: 20 * MiB }), 1);
+  assert.equal(memoryShare({ peakRssBytes: 150 * MiB, baseRssBytes: 40 * MiB, fileBytes: 90 * MiB, cacheBytes: 10 * MiB }), 1.1);
+  // llama.cpp's runs report no baseline: no share
+  assert.ok(Number.isNaN(memoryShare({ peakRssBytes: 150 * MiB })));
+});
+
+test('the tokenloop bench worker reports what the memory share needs', { skip: needsShared() }, () => {
+  const path = sharedPath('models', 'stories260K', 'stories260K.gguf');
+  const input = { modelPath: path, threads: 1, tokens: benchTokens(8, 512), decode: 4, kvType: 'f16' };
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/tokenloop-worker.ts', JSON.stringify(input)], { encoding: 'utf8' });
+  const line = r.stdout.split('\n').find((l) => l.startsWith('@@RESULT@@'));
+  assert.ok(line, `no result line: ${r.stderr}`);
+  const o = JSON.parse(line.slice(10)) as { ok: boolean; fileBytes: number; cacheBytes: number; baseRssBytes: number; peakRssBytes: number };
+  assert.equal(o.ok, true);
+  assert.equal(o.fileBytes, statSync(path).size);
+  // stories260K: 5 layers, 4 KV heads of 8 (kv dim 32 = 64·4/8), f16, 8 + 4 + 1 positions (rounded up by the cache)
+  assert.ok(o.cacheBytes >= 13 * 32 * 2 * 5 * 2, `${o.cacheBytes}`);
+  assert.ok(o.peakRssBytes > o.baseRssBytes);
+  const share = memoryShare(o);
+  assert.ok(Number.isFinite(share) && share > 0, `${share}`);
 });
