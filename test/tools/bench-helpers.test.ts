@@ -5,6 +5,7 @@ import { benchTokens, bytesPerToken, memoryShare } from '../../bench/compare.ts'
 import { needsShared, sharedPath } from '../helpers.ts';
 import { readFileSync, statSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { parseGGUF } from '../../src/format/gguf.ts';
 
 const Wasm = (globalThis as unknown as { WebAssembly: {
@@ -52,7 +53,8 @@ test('memory share: what the engine added to its process, against the model file
 test('the tokenloop bench worker reports what the memory share needs', { skip: needsShared() }, () => {
   const path = sharedPath('models', 'stories260K', 'stories260K.gguf');
   const input = { modelPath: path, threads: 1, tokens: benchTokens(8, 512), decode: 4, kvType: 'f16' };
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/tokenloop-worker.ts', JSON.stringify(input)], { encoding: 'utf8' });
+  const worker = fileURLToPath(new URL('../../bench/tokenloop-worker.ts', import.meta.url));
+  const r = spawnSync(process.execPath, ['--import', 'tsx', worker, JSON.stringify(input)], { encoding: 'utf8', cwd: fileURLToPath(new URL('../..', import.meta.url)) });
   const line = r.stdout.split('\n').find((l) => l.startsWith('@@RESULT@@'));
   assert.ok(line, `no result line: ${r.stderr}`);
   const o = JSON.parse(line.slice(10)) as { ok: boolean; fileBytes: number; cacheBytes: number; baseRssBytes: number; peakRssBytes: number };
