@@ -95,7 +95,8 @@ export function bytesPerToken(path: string): number {
   }
 }
 
-function runTokenloop(modelPath: string, threads: number, tokens: number[], decode: number, kvType: string): Promise<Run> {
+/** One tokenloop measurement in a fresh child process (tokenloop-worker.ts). */
+export function runTokenloop(modelPath: string, threads: number, tokens: number[], decode: number, kvType: string): Promise<Run> {
   return new Promise((res) => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'tokenloop-worker.ts'), JSON.stringify({ modelPath, threads, tokens, decode, kvType })], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '', err = '';

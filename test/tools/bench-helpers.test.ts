@@ -1,11 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readerModuleBytes, measureBandwidth } from '../../bench/bandwidth.ts';
-import { benchTokens, bytesPerToken, memoryShare } from '../../bench/compare.ts';
+import { benchTokens, bytesPerToken, memoryShare, runTokenloop } from '../../bench/compare.ts';
 import { needsShared, sharedPath } from '../helpers.ts';
 import { readFileSync, statSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { parseGGUF } from '../../src/format/gguf.ts';
 
 const Wasm = (globalThis as unknown as { WebAssembly: {
@@ -50,19 +48,14 @@ test('memory share: what the engine added to its process, against the model file
   assert.ok(Number.isNaN(memoryShare({ peakRssBytes: 150 * MiB })));
 });
 
-test('the tokenloop bench worker reports what the memory share needs', { skip: needsShared() }, () => {
+test('the tokenloop bench worker reports what the memory share needs', { skip: needsShared() }, async () => {
   const path = sharedPath('models', 'stories260K', 'stories260K.gguf');
-  const input = { modelPath: path, threads: 1, tokens: benchTokens(8, 512), decode: 4, kvType: 'f16' };
-  const worker = fileURLToPath(new URL('../../bench/tokenloop-worker.ts', import.meta.url));
-  const r = spawnSync(process.execPath, ['--import', 'tsx', worker, JSON.stringify(input)], { encoding: 'utf8', cwd: fileURLToPath(new URL('../..', import.meta.url)) });
-  const line = r.stdout.split('\n').find((l) => l.startsWith('@@RESULT@@'));
-  assert.ok(line, `no result line: ${r.stderr}`);
-  const o = JSON.parse(line.slice(10)) as { ok: boolean; fileBytes: number; cacheBytes: number; baseRssBytes: number; peakRssBytes: number };
-  assert.equal(o.ok, true);
+  const o = await runTokenloop(path, 1, benchTokens(8, 512), 4, 'f16');
+  assert.equal(o.ok, true, o.error);
   assert.equal(o.fileBytes, statSync(path).size);
   // stories260K: 5 layers, 4 KV heads of 8 (kv dim 32 = 64·4/8), f16, 8 + 4 + 1 positions (rounded up by the cache)
-  assert.ok(o.cacheBytes >= 13 * 32 * 2 * 5 * 2, `${o.cacheBytes}`);
-  assert.ok(o.peakRssBytes > o.baseRssBytes);
+  assert.ok(o.cacheBytes !== undefined && o.cacheBytes >= 13 * 32 * 2 * 5 * 2, `${o.cacheBytes}`);
+  assert.ok(o.baseRssBytes !== undefined && o.peakRssBytes > o.baseRssBytes);
   const share = memoryShare(o);
   assert.ok(Number.isFinite(share) && share > 0, `${share}`);
 });
