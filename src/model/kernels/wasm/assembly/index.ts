@@ -4,7 +4,7 @@ import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes, scaleHa
 import { hsum, madd, sum32 } from './simd';
 import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
-import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4Q4K, rows4Q4KT, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
+import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4HalfChunks, rows4Q4K, rows4Q4KT, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
 import { bandGroup, bandGroup4x2, bandRows, bandRowsDot, bandValues, blockStride, chunkBytes, dequantBandGroup, gatherRow, gatherRowAt, rowIn, transposed } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
@@ -183,8 +183,9 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
 /**
  * Prefill of rows [g0, g1) (whole interleaved f32/f16/bf16 groups): per tile of tokens
  * (GROUP_TILE_BYTES of x), each group against token pairs with group4x2F32, an odd last token with
- * rows4F32; f16/bf16 groups are first converted into `scratch` by dequantGroupHalf (chunks in the
- * group's order, each back in element order; a banded one block by block, dequantBandGroup); a
+ * rows4F32 (relaxed f16: every token with rows4HalfChunks, decode's steps); f16/bf16 groups are first
+ * converted into `scratch` by dequantGroupHalf (chunks in the group's order, each back in element
+ * order; a banded one block by block, dequantBandGroup); a
  * banded f32 group (interleave.ts) takes the same steps block by block (bandGroup4x2, bandGroup).
  */
 function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: usize, nIn: i32, nOut: i32, nTok: i32, g0: i32, g1: i32, scratch: usize): void {
@@ -206,6 +207,14 @@ function prefillGroups(type: i32, out: usize, w: usize, x: usize, rb: usize, cb:
       else if (half) dequantGroupHalf(type == BF16, w + <usize>g * rb, scratch, nIn << 2);
       const grp = half ? scratch : w + <usize>g * rb;
       let t = t0;
+      if (type == F16 && ASC_FEATURE_RELAXED_SIMD) {
+        // rows4Half's chunk sums token by token, so prefill has decode's bits (fenced on each token's output)
+        for (; t < t1; t++) {
+          const o = out + ((<usize>t * <usize>nOut + <usize>g) << 2);
+          v128.store(o, rows4HalfChunks(grp, x + <usize>t * xb, nIn, o));
+        }
+        continue;
+      }
       for (; t + 2 <= t1; t += 2) group4x2F32(grp, x + <usize>t * xb, xb, nIn, out + ((<usize>t * <usize>nOut + <usize>g) << 2), os);
       if (t < t1) {
         // fenced on its own output (written after): `scratch` holds an f16/bf16 group's converted values

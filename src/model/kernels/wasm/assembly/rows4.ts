@@ -102,14 +102,19 @@ export function rows4F32Run(w: usize, rs: usize, cs: usize, x: usize, n: i32, ac
  * every lane and shifts it into f32 position in one instruction, an arithmetic shift right by 3
  * does the same for the high half; the mask drops the copies of the sign, and the 2^112 scale of
  * x undoes the exponent offset exactly, so every product equals w·x.
- * One sum per row, x vectors in order (rows4F32's steps; prefilled by dequantGroupHalf and
- * group4x2F32, so a token's logits are the same bits decoded or prefilled). Until session 20 the
- * relaxed build kept two sums per row (low and high halves) so that the fused multiply-add
- * chains (four a row per chunk) did not bound it, with a store of both sums OR'ed after each
- * row's two products; on this Zen 4 host (in-process A/B, call by call) one sum with four stores
- * a chunk is 9–10% faster per matrix from the L2 cache and from memory, 110M F16 one-thread
- * decode +10% (pair ratio per token), two threads +6%, BF16 +6%; prefill ±0. The two-sum kernel
- * ran 93 instructions a chunk (V8 x64 code) against 72 here, and four chains keep up with them.
+ * Relaxed build: one sum per row, added to once per chunk; the chunk's 16 products are first
+ * summed in a chain of their own (a multiply, then three multiply-adds, in element order:
+ * halfChunk), so a row's sum takes one add per chunk instead of four dependent multiply-adds.
+ * The four-deep chains had bound the loop (16 cycles a chunk at the multiply-add latency, where
+ * its 48 vector instructions issue in 12): per matrix +5–24% from cache; 110M F16 one-thread
+ * decode +11% end to end (session 25, `npm run bench -- ab`). Prefill takes the same steps over
+ * the converted group (rows4HalfChunks), so a token's logits are the same bits decoded or
+ * prefilled; its tile is slower than group4x2F32's (F16 prefill 0.82–0.86×). SIMD128 build (a
+ * multiply then an add for each multiply-add): one chain per row in element order, rows4F32's
+ * steps (prefilled by dequantGroupHalf and group4x2F32); the chunk sums there cost an add and
+ * gained nothing (decode 0.98×).
+ * Until session 20 the relaxed build kept two sums per row (low and high halves): 93
+ * instructions a chunk (V8 x64 code) against 72, and slower.
  * (Load-and-extend, shift and mask per four values, before the dot trick, ran at 17.7 GB/s from
  * cache on a Zen 3 core, the dot trick at 21.)
  */
@@ -120,7 +125,8 @@ export function rows4Half(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
 /**
  * Four bf16 rows of n values (paired as rows4Half's) · x: a bf16 value is the top half of its f32,
  * so the low half of each lane is shifted up and the high half masked. The steps per lane are
- * rows4Half's, as is its prefill (dequantGroupHalf and group4x2F32).
+ * rows4F32's (one multiply-add chain per row), as are its prefill's (dequantGroupHalf and
+ * group4x2F32).
  */
 export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
   return rows4Paired(true, w, rs, cs, x, n, fence);
@@ -138,6 +144,17 @@ export function rows4BF16(w: usize, rs: usize, cs: usize, x: usize, n: i32, fenc
 @inline function rows4PairedAny(bf: bool, w: usize, rs: usize, cs: usize, x: usize, n: i32, fence: usize): v128 {
   const mask = v128.load(C4 + (bf ? 112 : 32)), lo = v128.load(C4, 80);
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  if (!bf && ASC_FEATURE_RELAXED_SIMD) {
+    for (let i = 0, xo = x, p0 = w; i < n; i += 16, xo += 64, p0 += cs) {
+      const p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
+      const u0 = v128.load(xo), v0 = v128.load(xo, 16), u1 = v128.load(xo, 32), v1 = v128.load(xo, 48);
+      a0 = f32x4.add(a0, halfChunk(p0, u0, v0, u1, v1, lo, mask)); v128.store32_lane(fence, a0, 0);
+      a1 = f32x4.add(a1, halfChunk(p1, u0, v0, u1, v1, lo, mask)); v128.store32_lane(fence, a1, 0);
+      a2 = f32x4.add(a2, halfChunk(p2, u0, v0, u1, v1, lo, mask)); v128.store32_lane(fence, a2, 0);
+      a3 = f32x4.add(a3, halfChunk(p3, u0, v0, u1, v1, lo, mask)); v128.store32_lane(fence, a3, 0);
+    }
+    return sums4(a0, a1, a2, a3);
+  }
   for (let i = 0, xo = x, p0 = w; i < n; i += 16, xo += 64, p0 += cs) {
     const p1 = p0 + rs, p2 = p1 + rs, p3 = p2 + rs;
     // unrolled with immediate offsets (a loop here costs V8 a stack check and reloads per step);
@@ -191,6 +208,19 @@ export function rows4BF16Run(w: usize, x: usize, n: i32, acc: usize, first: bool
   let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
   if (!first) { a0 = v128.load(acc); a1 = v128.load(acc, 16); a2 = v128.load(acc, 32); a3 = v128.load(acc, 48); }
   const end = w + (<usize>n << 3);
+  if (!bf && ASC_FEATURE_RELAXED_SIMD) {
+    // one add per row and chunk (rows4Half); the stores after them keep TurboFan's schedule
+    for (let xo = x, p = w; p < end; xo += 64, p += 128) {
+      const u0 = v128.load(xo), v0 = v128.load(xo, 16), u1 = v128.load(xo, 32), v1 = v128.load(xo, 48);
+      a0 = f32x4.add(a0, halfChunk(p, u0, v0, u1, v1, lo, mask)); v128.store32_lane(fence, a0, 0);
+      a1 = f32x4.add(a1, halfChunk(p + 32, u0, v0, u1, v1, lo, mask)); v128.store32_lane(fence, a1, 0);
+      a2 = f32x4.add(a2, halfChunk(p + 64, u0, v0, u1, v1, lo, mask)); v128.store32_lane(fence, a2, 0);
+      a3 = f32x4.add(a3, halfChunk(p + 96, u0, v0, u1, v1, lo, mask)); v128.store32_lane(fence, a3, 0);
+    }
+    if (last) return sums4(a0, a1, a2, a3);
+    v128.store(acc, a0); v128.store(acc, a1, 16); v128.store(acc, a2, 32); v128.store(acc, a3, 48);
+    return a0;
+  }
   for (let xo = x, p = w; p < end; xo += 64, p += 128) {
     let u: v128, v: v128, c0: v128, c1: v128, c2: v128, c3: v128;
     u = v128.load(xo, 0); v = v128.load(xo, 16);
@@ -206,6 +236,26 @@ export function rows4BF16Run(w: usize, x: usize, n: i32, acc: usize, first: bool
   if (last) return sums4(a0, a1, a2, a3);
   v128.store(acc, a0); v128.store(acc, a1, 16); v128.store(acc, a2, 32); v128.store(acc, a3, 48);
   return a0;
+}
+
+/**
+ * Σ of one chunk's 16 products, four f32 lanes: w0·x0 (a multiply), then w1·x1, w2·x2, w3·x3
+ * multiply-added in that order. The f16 chunk sum of the relaxed build's rows4Half and
+ * rows4HalfChunks.
+ */
+// @ts-ignore: decorator
+@inline function chunkSum(w0: v128, x0: v128, w1: v128, x1: v128, w2: v128, x2: v128, w3: v128, x3: v128): v128 {
+  return madd(w3, x3, madd(w2, x2, madd(w1, x1, f32x4.mul(w0, x0))));
+}
+
+/**
+ * One row's 16 paired f16 at p (32 bytes; halves 0–7, then 8–15) · x·2^112 (u0 v0 u1 v1: values
+ * 0–3, 4–7, 8–11, 12–15) as chunkSum in element order.
+ */
+// @ts-ignore: decorator
+@inline function halfChunk(p: usize, u0: v128, v0: v128, u1: v128, v1: v128, lo: v128, mask: v128): v128 {
+  const c = v128.load(p), d = v128.load(p, 16);
+  return chunkSum(halfLanes(c, lo, mask), u0, pairHi(false, c, mask), v0, halfLanes(d, lo, mask), u1, pairHi(false, d, mask), v1);
 }
 
 /** The low half of each 32-bit lane of paired halves as f32 bits: bf16 shifted up, f16 via halfLanes (w·2^−112). */
@@ -640,4 +690,43 @@ export function group4x2F32Run(w: usize, x: usize, xs: usize, n: i32, acc: usize
   }
   v128.store(acc, a0); v128.store(acc, a1, 16); v128.store(acc, a2, 32); v128.store(acc, a3, 48);
   v128.store(acc, b0, 64); v128.store(acc, b1, 80); v128.store(acc, b2, 96); v128.store(acc, b3, 112);
+}
+
+/**
+ * Prefill of one f16 group converted by dequantGroupHalf (row j of chunk c at w + (4c + j)·64,
+ * each chunk in element order) against one token's x: rows4Half's steps per row, so prefilled
+ * logits have decode's bits. Returns the four rows' sums; `fence`: 4 bytes written after (a store
+ * after each row's add keeps TurboFan from hoisting the next row's loads). The tile's tokens
+ * take it one after another, each reading the converted group again from L1/L2: 0.87× the speed
+ * of group4x2F32's 4-row × 2-token tile (in-process, 128 tokens, 110M shapes), the best of the
+ * tiles tried with these steps. Two tokens need eight sums beside a row's weights and the
+ * activations, more than V8's 16 vector registers: kept in registers they spilled (0.65–0.79×),
+ * kept in memory the loads bound the loop (0.82×).
+ */
+export function rows4HalfChunks(w: usize, x: usize, n: i32, fence: usize): v128 {
+  let a0 = f32x4.splat(0), a1 = f32x4.splat(0), a2 = f32x4.splat(0), a3 = f32x4.splat(0);
+  // two chunks per iteration (+4–7% over one: V8's loop overhead), then an odd last chunk
+  for (let i = 0; i < n; i += 32) {
+    let c = w + (<usize>i << 4), xo = x + (<usize>i << 2);
+    // a chunk's activations once, for the four rows (loaded per row, they bound the loop)
+    let x0 = v128.load(xo), x1 = v128.load(xo, 16), x2 = v128.load(xo, 32), x3 = v128.load(xo, 48);
+    a0 = f32x4.add(a0, rowChunk(c, x0, x1, x2, x3)); v128.store32_lane(fence, a0, 0);
+    a1 = f32x4.add(a1, rowChunk(c + 64, x0, x1, x2, x3)); v128.store32_lane(fence, a1, 0);
+    a2 = f32x4.add(a2, rowChunk(c + 128, x0, x1, x2, x3)); v128.store32_lane(fence, a2, 0);
+    a3 = f32x4.add(a3, rowChunk(c + 192, x0, x1, x2, x3)); v128.store32_lane(fence, a3, 0);
+    if (i + 16 == n) break;
+    c += 256; xo += 64;
+    x0 = v128.load(xo); x1 = v128.load(xo, 16); x2 = v128.load(xo, 32); x3 = v128.load(xo, 48);
+    a0 = f32x4.add(a0, rowChunk(c, x0, x1, x2, x3)); v128.store32_lane(fence, a0, 0);
+    a1 = f32x4.add(a1, rowChunk(c + 64, x0, x1, x2, x3)); v128.store32_lane(fence, a1, 0);
+    a2 = f32x4.add(a2, rowChunk(c + 128, x0, x1, x2, x3)); v128.store32_lane(fence, a2, 0);
+    a3 = f32x4.add(a3, rowChunk(c + 192, x0, x1, x2, x3)); v128.store32_lane(fence, a3, 0);
+  }
+  return sums4(a0, a1, a2, a3);
+}
+
+/** One converted row chunk (16 f32 at c) · the chunk's activations x0..x3 as chunkSum. */
+// @ts-ignore: decorator
+@inline function rowChunk(c: usize, x0: v128, x1: v128, x2: v128, x3: v128): v128 {
+  return chunkSum(v128.load(c), x0, v128.load(c, 16), x1, v128.load(c, 32), x2, v128.load(c, 48), x3);
 }
