@@ -106,10 +106,11 @@ export function rows4F32Run(w: usize, rs: usize, cs: usize, x: usize, n: i32, ac
  * summed in a chain of their own (a multiply, then three multiply-adds, in element order:
  * halfChunk), so a row's sum takes one add per chunk instead of four dependent multiply-adds.
  * The four-deep chains had bound the loop (16 cycles a chunk at the multiply-add latency, where
- * its 48 vector instructions issue in 12): per matrix +5–24% from cache; 110M F16 one-thread
- * decode +11% end to end (session 25, `npm run bench -- ab`). Prefill takes the same steps over
- * the converted group (rows4HalfChunks), so a token's logits are the same bits decoded or
- * prefilled; its tile is slower than group4x2F32's (F16 prefill 0.82–0.86×). SIMD128 build (a
+ * its 48 vector instructions issue in 12): per matrix +5–24% from cache, 0–8% from memory; 110M
+ * F16 one-thread decode +0 to +20% end to end by the host's phase (session 25, `npm run bench --
+ * ab`). Prefill takes the same steps over the converted group (rows4HalfChunks), so a token's
+ * logits are the same bits decoded or prefilled; that is slower than group4x2F32's tile (110M F16
+ * prefill 0.82–0.94× of before). SIMD128 build (a
  * multiply then an add for each multiply-add): one chain per row in element order, rows4F32's
  * steps (prefilled by dequantGroupHalf and group4x2F32); the chunk sums there cost an add and
  * gained nothing (decode 0.98×).
@@ -697,9 +698,9 @@ export function group4x2F32Run(w: usize, x: usize, xs: usize, n: i32, acc: usize
  * each chunk in element order) against one token's x: rows4Half's steps per row, so prefilled
  * logits have decode's bits. Returns the four rows' sums; `fence`: 4 bytes written after (a store
  * after each row's add keeps TurboFan from hoisting the next row's loads). The tile's tokens
- * take it one after another, each reading the converted group again from L1/L2: 0.87× the speed
- * of group4x2F32's 4-row × 2-token tile (in-process, 128 tokens, 110M shapes), the best of the
- * tiles tried with these steps. Two tokens need eight sums beside a row's weights and the
+ * take it one after another, each reading the converted group again from L1/L2: 0.86–0.92× the
+ * speed of group4x2F32's 4-row × 2-token tile (in-process, 128 tokens, 110M shapes), the best of
+ * the tiles tried with these steps. Two tokens need eight sums beside a row's weights and the
  * activations, more than V8's 16 vector registers: kept in registers they spilled (0.65–0.79×),
  * kept in memory the loads bound the loop (0.82×).
  */
