@@ -70,6 +70,8 @@ export type KVRows = Float32Array | Uint16Array;
 export interface KVAllocator {
   f32(n: number): Float32Array;
   f16(n: number): Uint16Array;
+  /** Take back an array made here (KVCache.dispose); without it the arrays are left to the garbage collector. */
+  release?(a: KVRows): void;
 }
 
 /** Checked KVCacheType from an option value. */
@@ -86,6 +88,7 @@ export class KVCache {
   /** Values per head and position (kvDim / heads). */
   readonly headDim: number;
   private len = 0;
+  private disposed = false;
 
   /** Allocator of the per-layer buffers; forks use it too. */
   readonly alloc: KVAllocator | undefined;
@@ -132,8 +135,24 @@ export class KVCache {
   /** Bytes allocated for the full capacity. */
   get capacityBytes(): number { return kvLength(this.capacity, this.kvDim) * 2 * this.nLayers * this.elementBytes; }
 
+  /**
+   * Hand the buffers back to the allocator now (a cache in a WebAssembly memory: its blocks are
+   * reused by the next allocation instead of waiting for the garbage collector). The cache is
+   * empty and unusable afterwards.
+   */
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    const release = this.alloc?.release;
+    if (release) for (const a of [...this.k, ...this.v]) release(a);
+    this.k.length = 0;
+    this.v.length = 0;
+    this.len = 0;
+  }
+
   /** Throws unless `n` more positions fit. */
   ensureRoom(n: number): void {
+    if (this.disposed) throw new InvalidOptionError('this KV cache was disposed');
     if (this.len + n > this.capacity) {
       throw new ContextOverflowError(`context is full: ${this.len} cached + ${n} new tokens exceed the context length ${this.capacity}`);
     }
@@ -159,6 +178,7 @@ export class KVCache {
 
   /** Copy the cached positions of `other` into this cache (same shape, any capacity ≥ its length), replacing its contents. */
   copyFrom(other: KVCache): void {
+    if (this.disposed || other.disposed) throw new InvalidOptionError('this KV cache was disposed');
     if (other.nLayers !== this.nLayers || other.kvDim !== this.kvDim || other.heads !== this.heads || other.type !== this.type || other.len > this.capacity) {
       throw new RangeError('cache shapes differ');
     }

@@ -29,9 +29,16 @@ const DEFAULT_BATCH = 512;
 /** Tokens in the load-time warm-up prefill (TransformerModel.warmup): enough for the prefill kernels' multi-token paths. */
 const WARMUP_TOKENS = 8;
 
-/** Per-batch scratch (rows = tokens). */
+/**
+ * Per-batch scratch (rows = tokens). The attention block's arrays (qkv, q, k, v, att) and the
+ * feed-forward's (gate, up) are never live at the same time, so they share one region; proj is h
+ * unless the FFN reads the attention's normed input after the attention's output is made
+ * (parallel residual). For the 110M shapes and a 128-token batch: 2.6 instead of 4.5 MiB.
+ */
 interface Scratch {
   cap: number;
+  /** The arrays below are views of these blocks (kept here: a managed block lives as long as its array). */
+  blocks: Float32Array[];
   x: Float32Array; h: Float32Array; proj: Float32Array;
   q: Float32Array; k: Float32Array; v: Float32Array; qkv: Float32Array; att: Float32Array;
   gate: Float32Array; up: Float32Array;
@@ -103,6 +110,9 @@ export class TransformerModel implements Model {
     const cache = this.createCache(n + 1);
     this.forward(Array.from({ length: n }, (_, i) => i % this.config.nVocab), cache);
     this.forward([0], cache);
+    // its memory goes to the first real cache and batch (a wasm memory's pages stay resident)
+    cache.dispose();
+    this.releaseScratch();
   }
 
   /** A cache for up to maxTokens positions (default and maximum: the model's context length). */
@@ -112,7 +122,7 @@ export class TransformerModel implements Model {
       throw new ContextOverflowError(`requested context of ${maxTokens} tokens exceeds the model's context length ${this.config.nCtx}`);
     }
     const heap = this.wasm?.heap;
-    const cache = new KVCache(this.config.nLayer, this.kvDim, maxTokens, undefined, heap && { f32: heap.f32Managed, f16: heap.u16Managed }, this.kvType, this.config.nHeadKv);
+    const cache = new KVCache(this.config.nLayer, this.kvDim, maxTokens, undefined, heap && { f32: heap.f32Managed, f16: heap.u16Managed, release: heap.release }, this.kvType, this.config.nHeadKv);
     this.reserve(Math.min(this.batchSize, maxTokens), cache);
     return cache;
   }
@@ -373,20 +383,35 @@ export class TransformerModel implements Model {
 
   private scratchFor(nT: number): Scratch {
     if (this.scratch && this.scratch.cap >= nT) return this.scratch;
-    const c = this.config;
+    const c = this.config, spec = this.spec;
     const cap = Math.max(nT, this.scratch ? this.scratch.cap : 0);
-    const half = this.spec.rope ? this.spec.rope.nRot >> 1 : 0;
+    this.releaseScratch();
+    const half = spec.rope ? spec.rope.nRot >> 1 : 0;
     const heap = this.wasm?.heap;
-    const f = (n: number) => heap ? heap.f32Managed(cap * n) : new Float32Array(cap * n);
-    this.scratch = {
-      cap,
-      x: f(c.nEmbd), h: f(Math.max(c.nEmbd, 1)), proj: f(c.nEmbd),
-      q: f(this.qDim), k: f(this.kvDim), v: f(this.kvDim),
-      qkv: f(this.spec.layers.some((l) => l.wqkv) ? this.qDim + 2 * this.kvDim : 0),
-      att: f(this.qDim), gate: f(c.nFF), up: f(this.spec.layers.some((l) => l.fusedGateUp) ? 2 * c.nFF : c.nFF),
-      cos: f(half), sin: f(half),
-    };
+    const qkvWidth = spec.layers.some((l) => l.wqkv) ? this.qDim + 2 * this.kvDim : 0;
+    const attnWidth = qkvWidth + 2 * this.qDim + 2 * this.kvDim; // qkv, q, k, v, att
+    const upWidth = spec.layers.some((l) => l.fusedGateUp) ? 2 * c.nFF : c.nFF;
+    const ffnWidth = c.nFF + upWidth; // gate, up
+    const projOwn = spec.parallelResidual ? c.nEmbd : 0;
+    const widths = [c.nEmbd, Math.max(c.nEmbd, 1), projOwn, Math.max(attnWidth, ffnWidth), 2 * half];
+    const blocks = widths.map((w) => heap ? heap.f32Managed(cap * w) : new Float32Array(cap * w));
+    const [xb, hb, pb, phase, angles] = blocks as [Float32Array, Float32Array, Float32Array, Float32Array, Float32Array];
+    let at = 0;
+    const take = (b: Float32Array, w: number) => { const a = b.subarray(at, at + cap * w); at += cap * w; return a; };
+    const qkv = take(phase, qkvWidth), q = take(phase, this.qDim), k = take(phase, this.kvDim), v = take(phase, this.kvDim), att = take(phase, this.qDim);
+    at = 0;
+    const gate = take(phase, c.nFF), up = take(phase, upWidth);
+    at = 0;
+    const cos = take(angles, half), sin = take(angles, half);
+    this.scratch = { cap, blocks, x: xb, h: hb, proj: projOwn ? pb : hb, q, k, v, qkv, att, gate, up, cos, sin };
     return this.scratch;
+  }
+
+  /** Give this model's scratch back to the wasm heap now (it is made again, as large, when needed). */
+  private releaseScratch(): void {
+    const heap = this.wasm?.heap;
+    if (heap && this.scratch) for (const b of this.scratch.blocks) heap.release(b);
+    this.scratch = null;
   }
 }
 

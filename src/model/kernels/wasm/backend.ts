@@ -121,8 +121,8 @@ export class WasmBackend {
   private scratch = { ptr: 0, stride: 0 };
   /** Inside reserve(): matmul and attention allocate their staging and return before computing. */
   private dry = false;
-  /** Staging and scratch blocks reserve() has already touched (by pointer). */
-  private readonly touched = new Set<number>();
+  /** Staging and scratch blocks reserve() has already touched (pointer → bytes). */
+  private readonly touched = new Map<number, number>();
   /** What the int8 staging buffers hold (see quantized()); quads: where they were interleaved (0: not). */
   private lastQuant: { i8: boolean; nIn: number; nTok: number; xq: number; xd: number; quads: number } | null = null;
   private readonly parallelMin: number;
@@ -499,8 +499,8 @@ export class WasmBackend {
     const blocks = [...this.staging.values()];
     if (this.scratch.stride > 0) blocks.push({ ptr: this.scratch.ptr, bytes: this.scratch.stride * this.threads });
     for (const b of blocks) {
-      if (this.touched.has(b.ptr)) continue;
-      this.touched.add(b.ptr);
+      if ((this.touched.get(b.ptr) ?? -1) >= b.bytes) continue;
+      this.touched.set(b.ptr, b.bytes);
       new Uint8Array(this.heap.memory.buffer, b.ptr, b.bytes).fill(0);
     }
   }
@@ -532,7 +532,7 @@ export class WasmBackend {
   private quantized(type: number, xp: number, nIn: number, nTok: number, quads: boolean, again: boolean): { xq: number; xd: number } {
     const i8 = this.kernels.compactInt8(type) === 1;
     const nb = (nIn / 32) * nTok;
-    const xq = this.stage('q.xq', nb * 64), xd = this.stage('q.xd', nb * 8);
+    const xq = this.stage('q.xq', nb * (i8 ? 32 : 64)), xd = this.stage('q.xd', nb * 8);
     const xt = quads ? this.stage('q.xt', this.kernels.quadBytes(type, nIn, nTok)) : 0;
     if (this.dry) return { xq, xd };
     const last = this.lastQuant;
@@ -596,9 +596,15 @@ export class WasmBackend {
     a.set(new Float32Array(this.heap.memory.buffer, p, n), off);
   }
 
+  /**
+   * The staging block of `role`, at least `bytes`. A block outgrown goes back to the heap (the
+   * warm-up's and a first small batch's staging would otherwise stay resident unused), so a
+   * role's pointer may change; what the int8 buffers held is forgotten then.
+   */
   private stage(role: string, bytes: number): number {
     let s = this.staging.get(role);
     if (!s || s.bytes < bytes) {
+      if (s) { this.heap.free(s.ptr, s.bytes); this.touched.delete(s.ptr); this.lastQuant = null; }
       s = { ptr: this.heap.alloc(Math.max(bytes, 4096)), bytes: Math.max(bytes, 4096) };
       this.staging.set(role, s);
     }
@@ -608,6 +614,7 @@ export class WasmBackend {
   /** Per-thread scratch of at least `bytes` (dequantized row for prefill, attention scores). */
   private ensureScratch(bytes: number): void {
     if (this.scratch.stride >= bytes) return;
+    if (this.scratch.stride > 0) { this.heap.free(this.scratch.ptr, this.scratch.stride * this.threads); this.touched.delete(this.scratch.ptr); }
     const stride = Math.ceil(Math.max(bytes, 65536) / 64) * 64;
     this.scratch = { ptr: this.heap.alloc(stride * this.threads), stride };
   }
