@@ -1,7 +1,7 @@
 /**
  * The one WebAssembly.Memory that holds weights, activations and the KV cache, shared (a
- * SharedArrayBuffer underneath) so that worker threads compute on the same bytes, plus a bump
- * allocator over it. wasm32 addresses at most 4 GiB: a model plus its cache must fit in that.
+ * SharedArrayBuffer underneath) so that worker threads compute on the same bytes, plus an
+ * allocator over it (WasmHeap). wasm32 addresses at most 4 GiB: a model plus its cache must fit in that.
  */
 import { UnsupportedError } from '../../../errors.js';
 import { Wasm, type WasmMemory } from './wasm-api.js';
