@@ -56,7 +56,7 @@ export class WasmHeap {
    */
   alloc(bytes: number, align = 64): number {
     if (!Number.isInteger(bytes) || bytes < 0) throw new RangeError(`cannot allocate ${bytes} bytes`);
-    const reused = bytes > 0 ? this.fromHoles(bytes, align) : -1; // (an empty block would split a hole in two)
+    const reused = bytes > 0 ? this.fromHoles(bytes, align) : -1; // (an empty block: no hole to cut)
     if (reused >= 0) return reused;
     const ptr = alignUp(this.top, align);
     const end = ptr + bytes;
