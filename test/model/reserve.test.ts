@@ -43,9 +43,11 @@ test('createCache reserves the first batch: no wasm memory is allocated during t
         const load = (o: LoadModelOptions) => loadModel(openModelFile(path, { allocate: modelAllocator({ threads }) }), { backend: 'wasm', threads, kvType: 'f16', ...o });
         const model = load({});
         const cache = model.createCache(PROMPT.length + 8);
-        const used = be.heap.used;
+        const used = be.heap.used, holes = be.heap.holeBytes;
         const logits = model.forward(PROMPT, cache);
+        // (a block taken from a released hole leaves the top where it was)
         assert.equal(be.heap.used, used, `${type} ${threads}T: the first prefill allocated ${be.heap.used - used} bytes`);
+        assert.equal(be.heap.holeBytes, holes, `${type} ${threads}T: the first prefill took or released wasm memory`);
         // a second prompt on a fresh cache: the same bits; and the reference backend agrees
         // (int8 activations and an f16 cache move the logits slightly; a rehearsal that
         // computed nothing, or clobbered a live buffer, would not come close)
