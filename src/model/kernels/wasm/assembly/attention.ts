@@ -131,11 +131,20 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
   const fast = (headDim & 15) == 0;
   const sb: usize = SEG << 2;
   const qt = q + (<usize>(t * nHead) * headDim << 2);
+  // grouped-query heads (GQA), f32 cache: two query heads of one KV head take the two-query steps
+  // (scores2T, weighted2T: each head's steps are scoresT's and weightedT's, so the same bits), and
+  // each key and value load serves both: decode attention with 12 query heads over 3 KV heads
+  // 17–19% faster at 200 and 1000 positions. Not for an f16 cache (±0, 4% slower at 200
+  // positions: scores2T's widening constants leave V8 too few vector registers).
+  const pairs = fast && group > 1 && sizeof<T>() == 4;
   for (let p0 = p0s; p0 < p1s; p0 += BLOCK) {
     const n = min(BLOCK, p1s - p0), kb = k + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
       const s = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), qh = qt + (<usize>(h * headDim) << 2), kh = kb + <usize>(h / group) * hb;
-      if (fast) scoresT<T>(s, qh, kh, n, headDim, scale);
+      if (pairs && h + 1 < h1 && (h + 1) / group == h / group) {
+        scores2T<T>(s, s + sb, qh, qh + (<usize>headDim << 2), kh, n, headDim, scale);
+        h++;
+      } else if (fast) scoresT<T>(s, qh, kh, n, headDim, scale);
       else scoresAny<T>(s, qh, kh, n, headDim, scale);
     }
   }
@@ -144,7 +153,10 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
     const n = min(BLOCK, p1s - p0), vb = v + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
       const w = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), oh = o + <usize>(h - h0) * os, vh = vb + <usize>(h / group) * hb;
-      if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == p0s);
+      if (pairs && h + 1 < h1 && (h + 1) / group == h / group) {
+        weighted2T<T>(oh, oh + os, vh, w, w + sb, n, n, headDim, p0 == p0s);
+        h++;
+      } else if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == p0s);
       else weightedAny<T>(oh, vh, w, n, headDim, p0 == p0s);
     }
   }
