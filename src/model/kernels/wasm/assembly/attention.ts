@@ -134,7 +134,7 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
   // grouped-query heads (GQA), f32 cache: two query heads of one KV head take the two-query steps
   // (scores2T, weighted2T: each head's steps are scoresT's and weightedT's, so the same bits), and
   // each key and value load serves both: decode attention with 12 query heads over 3 KV heads
-  // 17–19% faster at 200 and 1000 positions. Not for an f16 cache (±0, 4% slower at 200
+  // 18–26% faster at 200 and 1000 positions (SIMD128 build 11–22%). Not for an f16 cache (±0, 4% slower at 200
   // positions: scores2T's widening constants leave V8 too few vector registers).
   const pairs = fast && group > 1 && sizeof<T>() == 4;
   for (let p0 = p0s; p0 < p1s; p0 += BLOCK) {
