@@ -131,12 +131,14 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
   const fast = (headDim & 15) == 0;
   const sb: usize = SEG << 2;
   const qt = q + (<usize>(t * nHead) * headDim << 2);
-  // grouped-query heads (GQA), f32 cache: two query heads of one KV head take the two-query steps
-  // (scores2T, weighted2T: each head's steps are scoresT's and weightedT's, so the same bits), and
-  // each key and value load serves both: decode attention with 12 query heads over 3 KV heads
-  // 18–26% faster at 200 and 1000 positions (SIMD128 build 11–22%). Not for an f16 cache (±0, 4% slower at 200
-  // positions: scores2T's widening constants leave V8 too few vector registers).
+  // grouped-query heads (GQA): two query heads of one KV head take the two-query steps (scores2T,
+  // weighted2T: each head's steps are scoresT's and weightedT's, so the same bits), and each key
+  // and value load serves both. 12 query heads over 3 KV heads, 200 and 1000 positions: with an
+  // f32 cache 18–26% faster (SIMD128 build 11–22%); with an f16 cache the value pairs 1–20%
+  // faster (relaxed build; SIMD128 0.93–1.02×, not taken), the key pairs ±0 (0.96× at 200
+  // positions: scores2T's widening constants leave V8 too few vector registers, not taken).
   const pairs = fast && group > 1 && sizeof<T>() == 4;
+  const vpairs = fast && group > 1 && (sizeof<T>() == 4 || ASC_FEATURE_RELAXED_SIMD);
   for (let p0 = p0s; p0 < p1s; p0 += BLOCK) {
     const n = min(BLOCK, p1s - p0), kb = k + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
@@ -153,7 +155,7 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
     const n = min(BLOCK, p1s - p0), vb = v + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
       const w = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), oh = o + <usize>(h - h0) * os, vh = vb + <usize>(h / group) * hb;
-      if (pairs && h + 1 < h1 && (h + 1) / group == h / group) {
+      if (vpairs && h + 1 < h1 && (h + 1) / group == h / group) {
         weighted2T<T>(oh, oh + os, vh, w, w + sb, n, n, headDim, p0 == p0s);
         h++;
       } else if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == p0s);
