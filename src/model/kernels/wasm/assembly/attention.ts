@@ -134,17 +134,19 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
   // grouped-query heads (GQA): two query heads of one KV head take the two-query steps (scores2T,
   // weighted2T: each head's steps are scoresT's and weightedT's, so the same bits), and each key
   // and value load serves both. 12 query heads over 3 KV heads, 200 and 1000 positions: with an
-  // f32 cache 18–26% faster (SIMD128 build 11–22%); with an f16 cache the value pairs 1–20%
-  // faster (relaxed build; SIMD128 0.93–1.02×, not taken), the key pairs ±0 (0.96× at 200
-  // positions: scores2T's widening constants leave V8 too few vector registers, not taken).
-  const pairs = fast && group > 1 && sizeof<T>() == 4;
+  // f32 cache 18–26% faster (SIMD128 build 11–22%); with an f16 cache (relaxed build) the value
+  // pairs 1–20% faster (SIMD128 0.93–1.02×, not taken) and the key pairs 2–9% more, in two passes
+  // of four sums (scoresHeads2T: scores2T itself gained nothing there, its widening constants
+  // leave V8 too few vector registers).
+  const pairs = fast && group > 1 && (sizeof<T>() == 4 || ASC_FEATURE_RELAXED_SIMD);
   const vpairs = fast && group > 1 && (sizeof<T>() == 4 || ASC_FEATURE_RELAXED_SIMD);
   for (let p0 = p0s; p0 < p1s; p0 += BLOCK) {
     const n = min(BLOCK, p1s - p0), kb = k + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
       const s = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), qh = qt + (<usize>(h * headDim) << 2), kh = kb + <usize>(h / group) * hb;
       if (pairs && h + 1 < h1 && (h + 1) / group == h / group) {
-        scores2T<T>(s, s + sb, qh, qh + (<usize>headDim << 2), kh, n, headDim, scale);
+        if (sizeof<T>() == 4) scores2T<T>(s, s + sb, qh, qh + (<usize>headDim << 2), kh, n, headDim, scale);
+        else scoresHeads2T<T>(s, s + sb, qh, qh + (<usize>headDim << 2), kh, n, headDim, scale);
         h++;
       } else if (fast) scoresT<T>(s, qh, kh, n, headDim, scale);
       else scoresAny<T>(s, qh, kh, n, headDim, scale);
@@ -397,6 +399,41 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
     store<f32>(sa + (<usize>p << 2), lanesSum(a, sc));
     store<f32>(sb + (<usize>p << 2), lanesSum(b, sc));
   }
+}
+
+/**
+ * scores2T for two query heads over an f16 cache's key block: the same sums per head and position
+ * (so scoresT's bits), but each tile step's two paired runs are taken in two passes, four sums at a
+ * time: with scores2T's eight sums, four keys, two queries and the widening constants V8 ran out
+ * of vector registers. Each run is widened once for both heads.
+ */
+// @ts-ignore: decorator
+@inline function scoresHeads2T<T>(sa: usize, sb: usize, qa: usize, qb: usize, k: usize, n: i32, hd: i32, scale: f32): void {
+  const es = <usize>sizeof<T>(), tile = <usize>(hd << 2) * es;
+  const sc = f32x4.splat(scale), u = unscale<T>(), m = pairMask<T>(), sel = pairSel<T>();
+  let p = 0;
+  for (; p + 4 <= n; p += 4) {
+    const kt = k + <usize>(p >> 2) * tile;
+    let ha = f32x4.splat(0), hb = ha;
+    for (let g: usize = 0; g < 2; g++) {
+      // positions p, p + 1 (the first run of each tile step), then p + 2, p + 3; each pair of
+      // sums reduced as sums4 reduces it
+      let a0 = f32x4.splat(0), a1 = a0, b0 = a0, b1 = a0;
+      for (let i = 0; i < hd; i += 4) {
+        const x = query<T>(qa + (<usize>i << 2), u), y = query<T>(qb + (<usize>i << 2), u), o = kt + (<usize>i << 2) * es + g * 8 * es;
+        const c = run8<T>(o);
+        const k0 = lo4<T>(o, c, m, sel), k1 = hi4<T>(o, c, m);
+        a0 = madd(k0, x, a0); a1 = madd(k1, x, a1);
+        b0 = madd(k0, y, b0); b1 = madd(k1, y, b1);
+      }
+      const ta = f32x4.add(v128.shuffle<f32>(a0, a1, 0, 1, 4, 5), v128.shuffle<f32>(a0, a1, 2, 3, 6, 7));
+      const tb = f32x4.add(v128.shuffle<f32>(b0, b1, 0, 1, 4, 5), v128.shuffle<f32>(b0, b1, 2, 3, 6, 7));
+      if (g == 0) { ha = ta; hb = tb; continue; }
+      v128.store(sa + (<usize>p << 2), f32x4.mul(f32x4.add(v128.shuffle<f32>(ha, ta, 0, 2, 4, 6), v128.shuffle<f32>(ha, ta, 1, 3, 5, 7)), sc));
+      v128.store(sb + (<usize>p << 2), f32x4.mul(f32x4.add(v128.shuffle<f32>(hb, tb, 0, 2, 4, 6), v128.shuffle<f32>(hb, tb, 1, 3, 5, 7)), sc));
+    }
+  }
+  for (; p < n; p++) { scoreOneT<T>(sa, qa, k, p, hd, scale); scoreOneT<T>(sb, qb, k, p, hd, scale); }
 }
 
 /** s[p] of scoresT for the one position p of the block (its tail steps, the same as in the four-wide loop). */
