@@ -139,7 +139,6 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
   // of four sums (scoresHeads2T: scores2T itself gained nothing there, its widening constants
   // leave V8 too few vector registers).
   const pairs = fast && group > 1 && (sizeof<T>() == 4 || ASC_FEATURE_RELAXED_SIMD);
-  const vpairs = fast && group > 1 && (sizeof<T>() == 4 || ASC_FEATURE_RELAXED_SIMD);
   for (let p0 = p0s; p0 < p1s; p0 += BLOCK) {
     const n = min(BLOCK, p1s - p0), kb = k + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
@@ -157,7 +156,7 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
     const n = min(BLOCK, p1s - p0), vb = v + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
       const w = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), oh = o + <usize>(h - h0) * os, vh = vb + <usize>(h / group) * hb;
-      if (vpairs && h + 1 < h1 && (h + 1) / group == h / group) {
+      if (pairs && h + 1 < h1 && (h + 1) / group == h / group) {
         weighted2T<T>(oh, oh + os, vh, w, w + sb, n, n, headDim, p0 == p0s);
         h++;
       } else if (fast) weightedT<T>(oh, vh, w, n, headDim, p0 == p0s);
@@ -417,7 +416,7 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
     let ha = f32x4.splat(0), hb = ha;
     for (let g: usize = 0; g < 2; g++) {
       // positions p, p + 1 (the first run of each tile step), then p + 2, p + 3; each pair of
-      // sums reduced as sums4 reduces it
+      // sums takes sums4's first step, the second pass its last
       let a0 = f32x4.splat(0), a1 = a0, b0 = a0, b1 = a0;
       for (let i = 0; i < hd; i += 4) {
         const x = query<T>(qa + (<usize>i << 2), u), y = query<T>(qb + (<usize>i << 2), u), o = kt + (<usize>i << 2) * es + g * 8 * es;
@@ -426,11 +425,10 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
         a0 = madd(k0, x, a0); a1 = madd(k1, x, a1);
         b0 = madd(k0, y, b0); b1 = madd(k1, y, b1);
       }
-      const ta = f32x4.add(v128.shuffle<f32>(a0, a1, 0, 1, 4, 5), v128.shuffle<f32>(a0, a1, 2, 3, 6, 7));
-      const tb = f32x4.add(v128.shuffle<f32>(b0, b1, 0, 1, 4, 5), v128.shuffle<f32>(b0, b1, 2, 3, 6, 7));
+      const ta = sumsHalf(a0, a1), tb = sumsHalf(b0, b1);
       if (g == 0) { ha = ta; hb = tb; continue; }
-      v128.store(sa + (<usize>p << 2), f32x4.mul(f32x4.add(v128.shuffle<f32>(ha, ta, 0, 2, 4, 6), v128.shuffle<f32>(ha, ta, 1, 3, 5, 7)), sc));
-      v128.store(sb + (<usize>p << 2), f32x4.mul(f32x4.add(v128.shuffle<f32>(hb, tb, 0, 2, 4, 6), v128.shuffle<f32>(hb, tb, 1, 3, 5, 7)), sc));
+      v128.store(sa + (<usize>p << 2), f32x4.mul(sumsJoin(ha, ta), sc));
+      v128.store(sb + (<usize>p << 2), f32x4.mul(sumsJoin(hb, tb), sc));
     }
   }
   for (; p < n; p++) { scoreOneT<T>(sa, qa, k, p, hd, scale); scoreOneT<T>(sb, qb, k, p, hd, scale); }
@@ -609,9 +607,19 @@ export function attentionFold(out: usize, partials: usize, nSeg: i32, nHead: i32
 /** [Σa, Σb, Σc, Σd] for four f32x4, each summed as ((0+2)+(1+3)). */
 // @ts-ignore: decorator
 @inline function sums4(a: v128, b: v128, c: v128, d: v128): v128 {
-  const t0 = f32x4.add(v128.shuffle<f32>(a, b, 0, 1, 4, 5), v128.shuffle<f32>(a, b, 2, 3, 6, 7));
-  const t1 = f32x4.add(v128.shuffle<f32>(c, d, 0, 1, 4, 5), v128.shuffle<f32>(c, d, 2, 3, 6, 7));
-  return f32x4.add(v128.shuffle<f32>(t0, t1, 0, 2, 4, 6), v128.shuffle<f32>(t0, t1, 1, 3, 5, 7));
+  return sumsJoin(sumsHalf(a, b), sumsHalf(c, d));
+}
+
+/** sums4's first step for two of its vectors: [a0+a2, a1+a3, b0+b2, b1+b3]. */
+// @ts-ignore: decorator
+@inline function sumsHalf(a: v128, b: v128): v128 {
+  return f32x4.add(v128.shuffle<f32>(a, b, 0, 1, 4, 5), v128.shuffle<f32>(a, b, 2, 3, 6, 7));
+}
+
+/** sums4's last step: [Σa, Σb, Σc, Σd] from sumsHalf(a, b) and sumsHalf(c, d). */
+// @ts-ignore: decorator
+@inline function sumsJoin(ab: v128, cd: v128): v128 {
+  return f32x4.add(v128.shuffle<f32>(ab, cd, 0, 2, 4, 6), v128.shuffle<f32>(ab, cd, 1, 3, 5, 7));
 }
 
 /**
