@@ -1,6 +1,6 @@
 /**
  * The side-by-side benchmark: tokenloop vs llama.cpp (node-llama-cpp, prebuilt CPU binary) on
- * stories260K and synthesized Llama shapes (15M, 110M) in F32, F16, Q8_0 and Q4_0.
+ * stories260K and synthesized Llama shapes (15M, 110M; 1B with --models 1B) in F32, F16, Q8_0 and Q4_0.
  *
  * Each measurement runs in a fresh child process per engine (so load time and peak RSS are the
  * engine's own): prefill of N tokens in one call, then N greedy decode steps. Engines alternate
@@ -9,9 +9,9 @@
  * roofline: weight bytes read per token × tokens/s ÷ bandwidth.
  *
  * Models are generated on first use into bench/models/ (git-ignored) with `synth`/`quantize`.
- * Usage: node --import tsx bench/compare.ts [--quick] [--models stories260K,15M,110M]
+ * Usage: node --import tsx bench/compare.ts [--quick] [--models stories260K,15M,110M,1B]
  *   [--types F32,F16,Q8_0,Q4_0] [--threads 1,2] [--runs 3] [--tokens 128] [--kv-type f16|f32] [--out FILE]
- * (--types also takes Q4_K and Q6_K, written by `quantize` from the F32 model; use them with 110M.)
+ * (--types also takes Q4_K and Q6_K, written by `quantize` from the F32 model; use them with 110M or 1B.)
  * Both engines keep an f16 KV cache by default here (llama.cpp's default type; tokenloop's library
  * default is f32, `--kv-type f32` measures that). `--tokens N` sets both the prompt and the number of
  * decoded tokens (N = 1000: long-context decode, positions 1000–2000).
@@ -35,13 +35,19 @@ const MODELS_DIR = join(HERE, 'models');
 const VOCAB = join(SHARED, 'reference', 'tokenizer', 'llama.cpp-vocab', 'ggml-vocab-llama-spm.gguf');
 
 /** Model shapes the benchmark knows (llama2.c's stories models; the synthetic ones share their shapes). */
-const SHAPES: Record<string, { dim: number; layers: number; heads: number; hidden: number } | null> = {
+const SHAPES: Record<string, { dim: number; layers: number; heads: number; kvHeads: number; hidden: number } | null> = {
   stories260K: null, // the real model from ../shared
-  '15M': { dim: 288, layers: 6, heads: 6, hidden: 768 },
-  '110M': { dim: 768, layers: 12, heads: 12, hidden: 2048 },
+  '15M': { dim: 288, layers: 6, heads: 6, kvHeads: 6, hidden: 768 },
+  '110M': { dim: 768, layers: 12, heads: 12, kvHeads: 12, hidden: 2048 },
+  // TinyLlama 1.1B's shape (tied embeddings here): grouped-query attention, 8 query heads per KV
+  // head, and rows of 2048 and 5632 values, as 1-8B models have. Not in the default run: its F32
+  // file is 3.9 GiB (it still fits wasm32's 4 GiB) and a full run of it takes about 20 minutes.
+  '1B': { dim: 2048, layers: 22, heads: 32, kvHeads: 4, hidden: 5632 },
 };
+/** The models of a run without --models. */
+export const DEFAULT_MODELS = ['stories260K', '15M', '110M'];
 const TYPES = ['F32', 'F16', 'Q8_0', 'Q4_0'];
-/** Also accepted by --types (not in the default run): the K-quants real downloads use (rows must be whole 256-value super-blocks: 110M). */
+/** Also accepted by --types (not in the default run): the K-quants real downloads use (rows must be whole 256-value super-blocks: 110M, 1B). */
 const MORE_TYPES = ['Q4_K', 'Q6_K'];
 
 /** One engine's measurement. */
@@ -55,17 +61,23 @@ interface Run {
   baseRssBytes?: number; fileBytes?: number; cacheBytes?: number;
 }
 
+/** The synthesized shape of `model` (null: stories260K, the real model); throws for an unknown name. */
+export function benchShape(model: string): { dim: number; layers: number; heads: number; kvHeads: number; hidden: number } | null {
+  const shape = SHAPES[model];
+  if (shape === undefined) throw new Error(`unknown model "${model}" (known: ${Object.keys(SHAPES).join(', ')})`);
+  return shape;
+}
+
 /** Path of `model` in `type`, generating it (and its F32 source) on first use. */
 export function ensureModel(model: string, type: string, log: (s: string) => void = () => {}): string {
   mkdirSync(MODELS_DIR, { recursive: true });
-  const shape = SHAPES[model];
-  if (shape === undefined) throw new Error(`unknown model "${model}" (known: ${Object.keys(SHAPES).join(', ')})`);
+  const shape = benchShape(model);
   const source = shape === null ? join(SHARED, 'models', 'stories260K', 'stories260K.gguf') : join(MODELS_DIR, `synth-${model}-F32.gguf`);
   if (shape !== null && !existsSync(source)) {
     log(`generating ${source}`);
     // A private temporary name, renamed into place: concurrent runs never see half a file.
     const tmp = `${source}.${process.pid}.tmp`;
-    synthFile(tmp, { ...shape, kvHeads: shape.heads, ctx: 2048, seed: 1, vocabFile: VOCAB, type: 'F32' });
+    synthFile(tmp, { ...shape, ctx: 2048, seed: 1, vocabFile: VOCAB, type: 'F32' });
     renameSync(tmp, source);
   }
   if (type === 'F32') return source;
@@ -184,7 +196,7 @@ export async function main(argv: string[]): Promise<number> {
   });
   const list = (s: string | undefined, dflt: string[]) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : dflt);
   const quick = values.quick!;
-  const models = list(values.models, quick ? ['stories260K', '15M'] : Object.keys(SHAPES));
+  const models = list(values.models, quick ? ['stories260K', '15M'] : DEFAULT_MODELS);
   const types = list(values.types, quick ? ['F32', 'Q8_0'] : TYPES);
   const threadList = list(values.threads, quick ? ['1'] : ['1', '2']).map(Number);
   const runs = Number(values.runs ?? (quick ? 1 : 3));

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readerModuleBytes, measureBandwidth } from '../../bench/bandwidth.ts';
-import { benchTokens, bytesPerToken, memoryShare, runTokenloop } from '../../bench/compare.ts';
+import { DEFAULT_MODELS, benchShape, benchTokens, bytesPerToken, memoryShare, runTokenloop } from '../../bench/compare.ts';
 import { needsShared, sharedPath } from '../helpers.ts';
 import { readFileSync, statSync } from 'node:fs';
 import { parseGGUF } from '../../src/format/gguf.ts';
@@ -58,4 +58,15 @@ test('the tokenloop bench worker reports what the memory share needs', { skip: n
   assert.ok(o.baseRssBytes !== undefined && o.peakRssBytes > o.baseRssBytes);
   const share = memoryShare(o);
   assert.ok(Number.isFinite(share) && share > 0, `${share}`);
+});
+
+test('bench shapes: the 1B shape is grouped-query and opt-in, the stories shapes are not grouped', () => {
+  assert.deepEqual(benchShape('1B'), { dim: 2048, layers: 22, heads: 32, kvHeads: 4, hidden: 5632 });
+  for (const m of ['15M', '110M']) {
+    const s = benchShape(m)!;
+    assert.equal(s.kvHeads, s.heads, m);
+  }
+  assert.equal(benchShape('stories260K'), null);
+  assert.throws(() => benchShape('7B'), /unknown model "7B"/);
+  assert.ok(!DEFAULT_MODELS.includes('1B'));
 });
