@@ -34,8 +34,11 @@ const SHARED = process.env['TOKENLOOP_SHARED'] ?? resolve(REPO, '..', 'shared');
 const MODELS_DIR = join(HERE, 'models');
 const VOCAB = join(SHARED, 'reference', 'tokenizer', 'llama.cpp-vocab', 'ggml-vocab-llama-spm.gguf');
 
+/** A synthesized model's shape (`tokenloop synth` options). */
+export interface BenchShape { dim: number; layers: number; heads: number; kvHeads: number; hidden: number }
+
 /** Model shapes the benchmark knows (llama2.c's stories models; the synthetic ones share their shapes). */
-const SHAPES: Record<string, { dim: number; layers: number; heads: number; kvHeads: number; hidden: number } | null> = {
+const SHAPES: Record<string, BenchShape | null> = {
   stories260K: null, // the real model from ../shared
   '15M': { dim: 288, layers: 6, heads: 6, kvHeads: 6, hidden: 768 },
   '110M': { dim: 768, layers: 12, heads: 12, kvHeads: 12, hidden: 2048 },
@@ -62,7 +65,7 @@ interface Run {
 }
 
 /** The synthesized shape of `model` (null: stories260K, the real model); throws for an unknown name. */
-export function benchShape(model: string): { dim: number; layers: number; heads: number; kvHeads: number; hidden: number } | null {
+export function benchShape(model: string): BenchShape | null {
   const shape = SHAPES[model];
   if (shape === undefined) throw new Error(`unknown model "${model}" (known: ${Object.keys(SHAPES).join(', ')})`);
   return shape;
