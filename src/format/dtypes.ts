@@ -37,10 +37,18 @@ export function isKnownType(t: number): boolean {
   return LAYOUT[t] !== undefined;
 }
 
-export function blockLayout(t: GGMLType): { blockElems: number; blockBytes: number } {
-  const l = LAYOUT[t];
-  if (!l) throw new Error(`unknown ggml type ${t}`);
-  return { blockElems: l[0], blockBytes: l[1] };
+/** blockLayout's answers, made once (it is asked on every matmul of a decode step). */
+const LAYOUTS = new Map<number, { readonly blockElems: number; readonly blockBytes: number }>();
+
+export function blockLayout(t: GGMLType): { readonly blockElems: number; readonly blockBytes: number } {
+  let o = LAYOUTS.get(t);
+  if (!o) {
+    const l = LAYOUT[t];
+    if (!l) throw new Error(`unknown ggml type ${t}`);
+    o = Object.freeze({ blockElems: l[0], blockBytes: l[1] });
+    LAYOUTS.set(t, o);
+  }
+  return o;
 }
 
 /** Bytes needed for `n` elements of type `t` (n must be a multiple of the block size). */

@@ -5,6 +5,7 @@
  * u32 type, u64 offset relative to the data section), padding to `general.alignment`
  * (default 32), tensor data.
  */
+import { Buffer } from 'node:buffer';
 import { ModelFormatError, UnsupportedError } from '../errors.js';
 import { byteSize, blockLayout, GGMLType, isKnownType, typeName } from './dtypes.js';
 import type { MetaValue, TensorInfo } from './model-file.js';
@@ -26,40 +27,49 @@ export interface GGUFParsed {
   dataOffset: number;
 }
 
-const textDecoder = new TextDecoder('utf-8', { fatal: false });
-
-/** Bounds-checked little-endian cursor; every overrun becomes a "truncated" error. */
+/**
+ * Bounds-checked little-endian cursor; every overrun becomes a "truncated" error. Reading makes no
+ * garbage on the success path (a vocabulary is tens of thousands of strings, each with its length
+ * and a context for errors): counts are read as two u32 halves instead of a BigInt, a string is
+ * decoded straight from the buffer with no view object, and the context of an error message is
+ * only put together when there is an error.
+ */
 class Cursor {
   pos = 0;
   private readonly view: DataView;
+  /** The same bytes as a Buffer, to decode strings from (it keeps a leading U+FEFF, which TextDecoder drops). */
+  private readonly buf: Buffer;
   constructor(private readonly bytes: Uint8Array, private readonly what: string) {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
-  private need(n: number, ctx: string): void {
+  private need(n: number, ctx: string, prefix = ''): void {
     if (this.pos + n > this.bytes.byteLength) {
-      throw new ModelFormatError(`${this.what}: file is truncated (needed ${n} bytes at offset ${this.pos} while reading ${ctx}, file has ${this.bytes.byteLength})`);
+      throw new ModelFormatError(`${this.what}: file is truncated (needed ${n} bytes at offset ${this.pos} while reading ${prefix}${ctx}, file has ${this.bytes.byteLength})`);
     }
   }
   u8(ctx: string): number { this.need(1, ctx); return this.view.getUint8(this.pos++); }
   i8(ctx: string): number { this.need(1, ctx); return this.view.getInt8(this.pos++); }
   u16(ctx: string): number { this.need(2, ctx); const v = this.view.getUint16(this.pos, true); this.pos += 2; return v; }
   i16(ctx: string): number { this.need(2, ctx); const v = this.view.getInt16(this.pos, true); this.pos += 2; return v; }
-  u32(ctx: string): number { this.need(4, ctx); const v = this.view.getUint32(this.pos, true); this.pos += 4; return v; }
+  u32(ctx: string, prefix = ''): number { this.need(4, ctx, prefix); const v = this.view.getUint32(this.pos, true); this.pos += 4; return v; }
   i32(ctx: string): number { this.need(4, ctx); const v = this.view.getInt32(this.pos, true); this.pos += 4; return v; }
   f32(ctx: string): number { this.need(4, ctx); const v = this.view.getFloat32(this.pos, true); this.pos += 4; return v; }
   f64(ctx: string): number { this.need(8, ctx); const v = this.view.getFloat64(this.pos, true); this.pos += 8; return v; }
   u64big(ctx: string): bigint { this.need(8, ctx); const v = this.view.getBigUint64(this.pos, true); this.pos += 8; return v; }
   i64big(ctx: string): bigint { this.need(8, ctx); const v = this.view.getBigInt64(this.pos, true); this.pos += 8; return v; }
-  /** A u64 used as a count or size: must fit in a safe integer. */
-  count(ctx: string): number {
-    const v = this.u64big(ctx);
-    if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw new ModelFormatError(`${this.what}: implausible ${ctx} ${v}`);
-    return Number(v);
+  /** A u64 used as a count or size: must fit in a safe integer (the high half below 2^21). */
+  count(ctx: string, prefix = ''): number {
+    this.need(8, ctx, prefix);
+    const lo = this.view.getUint32(this.pos, true), hi = this.view.getUint32(this.pos + 4, true);
+    if (hi >= 0x200000) throw new ModelFormatError(`${this.what}: implausible ${prefix}${ctx} ${(BigInt(hi) << 32n) | BigInt(lo)}`);
+    this.pos += 8;
+    return hi * 0x100000000 + lo;
   }
   str(ctx: string): string {
-    const n = this.count(`length of ${ctx}`);
+    const n = this.count(ctx, 'length of ');
     this.need(n, ctx);
-    const s = textDecoder.decode(this.bytes.subarray(this.pos, this.pos + n));
+    const s = this.buf.toString('utf8', this.pos, this.pos + n);
     this.pos += n;
     return s;
   }
@@ -89,8 +99,8 @@ function readValue(c: Cursor, type: number, ctx: string, depth = 0): MetaValue {
     case GGUFValueType.STRING: return c.str(ctx);
     case GGUFValueType.ARRAY: {
       if (depth > 8) throw new ModelFormatError(`GGUF: arrays nested too deeply in ${ctx}`);
-      const elemType = c.u32(`element type of ${ctx}`);
-      const n = c.count(`element count of ${ctx}`);
+      const elemType = c.u32(ctx, 'element type of ');
+      const n = c.count(ctx, 'element count of ');
       // Each element takes at least one byte, so a count beyond the file size is corrupt.
       if (n > 1 << 30) throw new ModelFormatError(`GGUF: implausible array length ${n} in ${ctx}`);
       const out: MetaValue[] = new Array(n);

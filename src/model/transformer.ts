@@ -43,7 +43,15 @@ interface Scratch {
   q: Float32Array; k: Float32Array; v: Float32Array; qkv: Float32Array; att: Float32Array;
   gate: Float32Array; up: Float32Array;
   cos: Float32Array; sin: Float32Array;
+  /**
+   * Per layer, the products that share an input (query/key/value; gate/up) as mmShared takes
+   * them: made with the scratch, so a forward step builds no arrays for them.
+   */
+  qkvParts: SharedPart[][]; gateUpParts: SharedPart[][];
 }
+
+/** One product of mmShared: out = x · wᵀ, nOut values per token. */
+interface SharedPart { out: Float32Array; w: Weight; nOut: number }
 
 /** A Model executing a TransformerSpec. */
 export class TransformerModel implements Model {
@@ -243,7 +251,7 @@ export class TransformerModel implements Model {
           v.set(qkv.subarray(b + qDim + kvDim, b + n), t * kvDim);
         }
       } else {
-        this.mmShared([{ out: q, w: L.wq!, nOut: qDim }, { out: k, w: L.wk!, nOut: kvDim }, { out: v, w: L.wv!, nOut: kvDim }], attnIn, E, nT);
+        this.mmShared(s.qkvParts[l]!, attnIn, E, nT);
         addBias(q, L.bq, qDim, nT); addBias(k, L.bk, kvDim, nT); addBias(v, L.bv, kvDim, nT);
       }
       if (L.qNorm && L.kNorm) {
@@ -293,7 +301,7 @@ export class TransformerModel implements Model {
           for (let i = 0; i < F; i++) gate[t * F + i] = act(up[b + i]!) * up[b + F + i]!;
         }
       } else if (L.ffnGate) {
-        this.mmShared([{ out: gate, w: L.ffnGate, nOut: F }, { out: up, w: L.ffnUp, nOut: F }], ffnIn, E, nT);
+        this.mmShared(s.gateUpParts[l]!, ffnIn, E, nT);
         addBias(gate, L.bGate, F, nT); addBias(up, L.bUp, F, nT);
         if (this.wasm && act === silu) this.wasm.swiglu(gate, gate, up, nT * F);
         else for (let i = 0; i < nT * F; i++) gate[i] = act(gate[i]!) * up[i]!;
@@ -336,9 +344,11 @@ export class TransformerModel implements Model {
    * (WasmBackend.matmulMany: the same bits as one by one), and the input is quantized once for
    * all of them.
    */
-  private mmShared(parts: readonly { out: Float32Array; w: Weight; nOut: number }[], x: Float32Array, nIn: number, nT: number): void {
+  private mmShared(parts: readonly SharedPart[], x: Float32Array, nIn: number, nT: number): void {
     const wasm = this.wasm;
-    if (wasm && parts.every((p) => wasm.supports(p.w.type))) wasm.matmulMany(parts, x, nIn, nT);
+    let all = wasm !== null;
+    for (let i = 0; i < parts.length && all; i++) all = wasm!.supports(parts[i]!.w.type);
+    if (all) wasm!.matmulMany(parts, x, nIn, nT);
     else for (const p of parts) this.mm(p.out, p.w, x, nIn, p.nOut, nT);
   }
 
@@ -403,7 +413,11 @@ export class TransformerModel implements Model {
     const gate = take(phase, c.nFF), up = take(phase, upWidth);
     at = 0;
     const cos = take(angles, half), sin = take(angles, half);
-    this.scratch = { cap, blocks, x: xb, h: hb, proj: projOwn ? pb : hb, q, k, v, qkv, att, gate, up, cos, sin };
+    const F = c.nFF;
+    const qkvParts = spec.layers.map((L): SharedPart[] => L.wq && L.wk && L.wv
+      ? [{ out: q, w: L.wq, nOut: this.qDim }, { out: k, w: L.wk, nOut: this.kvDim }, { out: v, w: L.wv, nOut: this.kvDim }] : []);
+    const gateUpParts = spec.layers.map((L): SharedPart[] => L.ffnGate ? [{ out: gate, w: L.ffnGate, nOut: F }, { out: up, w: L.ffnUp, nOut: F }] : []);
+    this.scratch = { cap, blocks, x: xb, h: hb, proj: projOwn ? pb : hb, q, k, v, qkv, att, gate, up, cos, sin, qkvParts, gateUpParts };
     return this.scratch;
   }
 

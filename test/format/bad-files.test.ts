@@ -97,6 +97,36 @@ test('GGUF: every metadata value type, nested arrays, and alignment round-trip',
   assert.deepEqual(Array.from(new Float32Array(t.data.slice().buffer)), [1, 2, 3, 4, 5, 6]);
 });
 
+test('GGUF strings: bytes decoded as UTF-8, a leading U+FEFF kept, invalid bytes replaced', () => {
+  const meta: [string, import('../../src/format/model-file.js').MetaValue][] = [
+    ['general.architecture', 'llama'], ['a.strs', ['\ufeff', '\ufeffx', '▁the', 'AAAA', 'BBBB']],
+  ];
+  const bytes = encodeGGUF({ meta, tensors: [] });
+  // turn "AAAA" into a lone continuation byte, a truncated 3-byte sequence and an overlong form
+  const at = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf('AAAA');
+  bytes.set([0x80, 0xe2, 0x96, 0x41], at);
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf('BBBB');
+  bytes.set([0xc0, 0xaf, 0xf0, 0x9f], b);
+  // a token that is only the byte-order mark stays one (TextDecoder would drop it)
+  assert.deepEqual(parseGGUF(bytes).meta.get('a.strs'), ['\ufeff', '\ufeffx', '▁the', '\ufffd\ufffdA', '\ufffd\ufffd\ufffd']);
+});
+
+test('GGUF: a count beyond 2^53 and a string cut short name what was being read', () => {
+  const bytes = encodeGGUF({ meta: [['general.architecture', 'llama'], ['a.strs', ['x', 'yz']]], tensors: [] });
+  const dv = new DataView(bytes.buffer, bytes.byteOffset);
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  // the length of 'yz' (u64 2) sits right before it: make it 2^60, then a length past the end
+  const yz = buf.indexOf('yz');
+  dv.setUint32(yz - 8, 0, true); dv.setUint32(yz - 4, 0x10000000, true);
+  throwsWith(() => parseGGUF(bytes, 'x.gguf'), ModelFormatError, /^x\.gguf: implausible length of metadata "a\.strs" 1152921504606846976$/);
+  dv.setUint32(yz - 8, 1000, true); dv.setUint32(yz - 4, 0, true);
+  throwsWith(() => parseGGUF(bytes, 'x.gguf'), ModelFormatError, /truncated \(needed 1000 bytes at offset \d+ while reading metadata "a\.strs"/);
+  // the array's element count
+  const cnt = buf.indexOf('a.strs') + 6 + 4 + 4;
+  dv.setUint32(cnt + 4, 0x300000, true);
+  throwsWith(() => parseGGUF(bytes, 'x.gguf'), ModelFormatError, /implausible element count of metadata "a\.strs"/);
+});
+
 test('GGUF with a tensor type the engine cannot compute → UnsupportedError naming tensor and type', () => {
   const meta: [string, import('../../src/format/model-file.js').MetaValue][] = [
     ['general.architecture', 'llama'], ['llama.context_length', 8], ['llama.embedding_length', 256], ['llama.block_count', 1],

@@ -68,6 +68,9 @@ const NEEDS_SUMS = new Set<GGMLType>([GGMLType.Q4_1, GGMLType.Q5_1, GGMLType.Q4_
  */
 const PARALLEL_MIN_MACS = 1 << 17;
 
+/** matmulMany's staging roles of its parts' outputs (made once, not per call). */
+const OUT_ROLES = ['out0', 'out1', 'out2', 'out3'];
+
 /** One product of matmulMany: out (nTokens × nOut) = x · wᵀ. */
 export interface MatmulPart { out: Float32Array; w: MatrixWeight; nOut: number }
 
@@ -123,8 +126,21 @@ export class WasmBackend {
   private dry = false;
   /** Staging and scratch blocks reserve() has already touched (pointer → bytes). */
   private readonly touched = new Map<number, number>();
-  /** What the int8 staging buffers hold (see quantized()); quads: where they were interleaved (0: not). */
-  private lastQuant: { i8: boolean; nIn: number; nTok: number; xq: number; xd: number; quads: number } | null = null;
+  /**
+   * What the int8 staging buffers hold (see quantized()); quads: where they were interleaved (0:
+   * not). Updated in place, like the result objects below: a decode step makes no garbage here
+   * (young-generation pages a step's garbage cycles through stay resident: about 3 MiB of a 110M
+   * Q4_0 run's peak RSS).
+   */
+  private readonly lastQuant = { valid: false, i8: false, nIn: 0, nTok: 0, xq: 0, xd: 0, quads: 0 };
+  /** quantized()'s result, reused. */
+  private readonly quantOut = { xq: 0, xd: 0 };
+  /** matmulInputs()'s result, reused (read before the next matmul). */
+  private readonly inputsOut = { typeFlags: 0, wp: 0, xp: 0, xs: 0, xq: 0, xd: 0 };
+  /** matmulMany's per-part output pointers, reused. */
+  private readonly partOut: number[] = [];
+  /** An Int32Array over the whole memory (made again when the memory grows), for matmulMany's segment table. */
+  private i32All: Int32Array | null = null;
   private readonly parallelMin: number;
   /** The same for element-wise ops (PARALLEL_MIN_VALUES; 0 when parallelMin is 0, as in the tests). */
   private readonly parallelMinValues: number;
@@ -185,9 +201,9 @@ export class WasmBackend {
       src = this.stage('row.gguf', rb);
       this.kernels.gatherRowAt(src, p, row, rb, cb, nIn, nOut, this.stage('row.group', 4 * rb));
     }
-    const y = this.stage('row.f32', nIn * 4);
-    this.kernels.dequantRow(w.type, src, y, nIn);
-    out.set(new Float32Array(this.heap.memory.buffer, y, nIn), outOff);
+    const op = this.output(out, 'row', nIn, outOff);
+    this.kernels.dequantRow(w.type, src, op, nIn);
+    this.finish(out, op, nIn, outOff);
     return true;
   }
 
@@ -240,34 +256,49 @@ export class WasmBackend {
   matmulMany(parts: readonly MatmulPart[], x: Float32Array, nIn: number, nTokens: number): void {
     const first = parts[0];
     if (!first) return;
+    const n = parts.length;
     const rb = this.checkMatmul(first.out, first.w, x, nIn, first.nOut, nTokens);
-    for (const p of parts.slice(1)) this.checkMatmul(p.out, p.w, x, nIn, p.nOut, nTokens);
     const il = this.interleaved.has(first.w.data);
-    const fusable = parts.length > 1 && parts.every((p, i) => p.w.type === first.w.type && this.interleaved.has(p.w.data) === il && (i === parts.length - 1 || p.nOut % 4 === 0));
+    let fusable = n > 1;
+    for (let i = 1; i < n; i++) {
+      const p = parts[i]!;
+      this.checkMatmul(p.out, p.w, x, nIn, p.nOut, nTokens);
+      if (p.w.type !== first.w.type || this.interleaved.has(p.w.data) !== il) fusable = false;
+    }
+    for (let i = 0; i < n - 1; i++) if (parts[i]!.nOut % 4 !== 0) fusable = false;
     if (!fusable) {
       // part by part, the input quantized once (for each int8 form) and kept for the next parts
-      parts.forEach((p, i) => this.matmulPart(p.out, p.w, x, nIn, p.nOut, nTokens, i > 0));
+      for (let i = 0; i < n; i++) { const p = parts[i]!; this.matmulPart(p.out, p.w, x, nIn, p.nOut, nTokens, i > 0); }
       return;
     }
-    const ops = parts.map((p, i) => this.output(p.out, `out${i}`, p.nOut * nTokens));
-    const segs = this.stage('segments', 12 * parts.length);
+    const ops = this.partOut;
+    for (let i = 0; i < n; i++) { const p = parts[i]!; ops[i] = this.output(p.out, n <= OUT_ROLES.length ? OUT_ROLES[i]! : `out${i}`, p.nOut * nTokens); }
+    const segs = this.stage('segments', 12 * n);
     const a = this.matmulInputs(first.w, x, nIn, nTokens, rb); // rb: every part has first's type and nIn
     if (!a) return;
-    const wps = parts.map((p) => this.weightPtr(p.w.data)); // (may allocate: before the view below)
-    const table = new Int32Array(this.heap.memory.buffer, segs, 3 * parts.length);
     let nOut = 0;
-    parts.forEach((p, i) => {
-      table[3 * i] = wps[i]!;
-      table[3 * i + 1] = ops[i]!;
-      table[3 * i + 2] = p.nOut;
+    for (let i = 0; i < n; i++) {
+      const p = parts[i]!;
+      const wp = this.weightPtr(p.w.data); // (may allocate, so the table view is taken after it)
+      const table = this.i32();
+      table[(segs >> 2) + 3 * i] = wp;
+      table[(segs >> 2) + 3 * i + 1] = ops[i]!;
+      table[(segs >> 2) + 3 * i + 2] = p.nOut;
       nOut += p.nOut;
-    });
-    if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
-      this.pool.matmulSegments(a.typeFlags, segs, parts.length, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride, this.rowAlign(first.w, nIn, nOut, nTokens));
-    } else {
-      this.kernels.matmulSegments(a.typeFlags, segs, parts.length, a.xp, a.xs, a.xq, a.xd, nIn, nTokens, 0, nOut, this.scratch.ptr);
     }
-    parts.forEach((p, i) => this.finish(p.out, ops[i]!, p.nOut * nTokens));
+    if (this.pool && nIn * nOut * nTokens >= this.parallelMin && nOut >= this.threads) {
+      this.pool.matmulSegments(a.typeFlags, segs, n, a.xp, a.xs, a.xq, a.xd, nIn, nOut, nTokens, this.scratch.ptr, this.scratch.stride, this.rowAlign(first.w, nIn, nOut, nTokens));
+    } else {
+      this.kernels.matmulSegments(a.typeFlags, segs, n, a.xp, a.xs, a.xq, a.xd, nIn, nTokens, 0, nOut, this.scratch.ptr);
+    }
+    for (let i = 0; i < n; i++) { const p = parts[i]!; this.finish(p.out, ops[i]!, p.nOut * nTokens); }
+  }
+
+  /** An Int32Array over the whole memory, current after any growth. */
+  private i32(): Int32Array {
+    const buf = this.heap.memory.buffer;
+    if (this.i32All === null || this.i32All.buffer !== buf) this.i32All = new Int32Array(buf);
+    return this.i32All;
   }
 
   /**
@@ -332,7 +363,10 @@ export class WasmBackend {
     // (four rows) to f32 first
     if (il) this.ensureScratch(Math.max(nIn * 4 + 5 * rb, nIn * 16));
     if (this.dry) return null;
-    return { typeFlags: (il ? w.type | INTERLEAVED_FLAG : w.type) | quads, wp, xp, xs, xq, xd };
+    const a = this.inputsOut;
+    a.typeFlags = (il ? w.type | INTERLEAVED_FLAG : w.type) | quads;
+    a.wp = wp; a.xp = xp; a.xs = xs; a.xq = xq; a.xd = xd;
+    return a;
   }
 
   /** out[oOff..] = RMSNorm(x[xOff..]; w) over n values (w null: no scale). In-place safe. */
@@ -495,7 +529,7 @@ export class WasmBackend {
     } finally {
       this.dry = false;
     }
-    this.lastQuant = null;
+    this.lastQuant.valid = false;
     const blocks = [...this.staging.values()];
     if (this.scratch.stride > 0) blocks.push({ ptr: this.scratch.ptr, bytes: this.scratch.stride * this.threads });
     for (const b of blocks) {
@@ -534,20 +568,22 @@ export class WasmBackend {
     const nb = (nIn / 32) * nTok;
     const xq = this.stage('q.xq', nb * (i8 ? 32 : 64)), xd = this.stage('q.xd', nb * 8);
     const xt = quads ? this.stage('q.xt', this.kernels.quadBytes(type, nIn, nTok)) : 0;
-    if (this.dry) return { xq, xd };
-    const last = this.lastQuant;
-    const same = again && last !== null && last.i8 === i8 && last.nIn === nIn && last.nTok === nTok && last.xq === xq && last.xd === xd;
+    const out = this.quantOut;
+    out.xq = xq; out.xd = xd;
+    if (this.dry) return out;
+    const q = this.lastQuant;
+    const same = again && q.valid && q.i8 === i8 && q.nIn === nIn && q.nTok === nTok && q.xq === xq && q.xd === xd;
     if (!same) {
       this.quantizeBlocks(xq, xd, xp, nb, i8);
-      this.lastQuant = { i8, nIn, nTok, xq, xd, quads: 0 };
+      q.valid = true; q.i8 = i8; q.nIn = nIn; q.nTok = nTok; q.xq = xq; q.xd = xd; q.quads = 0;
     }
-    if (!quads) return { xq, xd };
-    const q = this.lastQuant!;
+    if (!quads) return out;
     if (q.quads !== xt) {
       this.splitOps(nb * 32).packQuads(type, xt, xq, xd, nIn, nTok);
       q.quads = xt;
     }
-    return { xq: xt, xd: 0 };
+    out.xq = xt; out.xd = 0;
+    return out;
   }
 
   /**
@@ -604,7 +640,7 @@ export class WasmBackend {
   private stage(role: string, bytes: number): number {
     let s = this.staging.get(role);
     if (!s || s.bytes < bytes) {
-      if (s) { this.heap.free(s.ptr, s.bytes); this.touched.delete(s.ptr); this.lastQuant = null; }
+      if (s) { this.heap.free(s.ptr, s.bytes); this.touched.delete(s.ptr); this.lastQuant.valid = false; }
       s = { ptr: this.heap.alloc(Math.max(bytes, 4096)), bytes: Math.max(bytes, 4096) };
       this.staging.set(role, s);
     }
