@@ -88,7 +88,7 @@ export class ThreadPool {
 
   /** A matmul (see the wasm `matmul`), its rows claimed in chunks by all threads. */
   matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number, align = 4): void {
-    this.dispatchRows(OP.MATMUL, [type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, nTok, align);
+    this.dispatchRows(OP.MATMUL, nOut, nTok, align, type, out, w, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride);
   }
 
   /**
@@ -96,22 +96,23 @@ export class ThreadPool {
    * chunks as one matrix (every segment but the last a multiple of four rows, so chunks stay whole groups).
    */
   matmulSegments(type: number, segs: number, nSeg: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, scratch: number, scratchStride: number, align = 4): void {
-    this.dispatchRows(OP.MATMUL_SEGMENTS, [type, segs, nSeg, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride], nOut, nTok, align);
+    this.dispatchRows(OP.MATMUL_SEGMENTS, nOut, nTok, align, type, segs, nSeg, x, xs, xq, xd, nIn, nOut, nTok, scratch, scratchStride);
   }
 
   /**
    * A matmul-like op over nOut rows: chunks of whole `align`-row units (four-row groups, the
    * interleaved layout's unit, see wasm/assembly/rows4.ts; 32-row bands of a wide f32/f16/bf16 weight).
    */
-  private dispatchRows(op: number, args: number[], nOut: number, nTok: number, align: number): void {
-    this.dispatch(op, args, nOut, align, nTok > 1 ? PREFILL_CHUNKS_PER_THREAD : DECODE_CHUNKS_PER_THREAD);
+  private dispatchRows(op: number, nOut: number, nTok: number, align: number,
+    a0: number, a1: number, a2: number, a3: number, a4: number, a5: number, a6: number, a7: number, a8: number, a9: number, a10: number, a11: number): void {
+    this.dispatch(op, nOut, align, nTok > 1 ? PREFILL_CHUNKS_PER_THREAD : DECODE_CHUNKS_PER_THREAD, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
   }
 
   /** Attention (see the wasm `attention`), its heads claimed in chunks by all threads. */
   attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number, kvHalf: number): void {
     // one head per chunk: a prefill's attention follows serial work (RoPE, the cache store) long
     // enough for the workers to fall asleep, and a worker woken late then still finds heads to take
-    this.dispatch(OP.ATTENTION, [out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf], nHead, 1, nHead);
+    this.dispatch(OP.ATTENTION, nHead, 1, nHead, out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf);
   }
 
   /**
@@ -120,17 +121,17 @@ export class ThreadPool {
    * stretch of the cache front to back.
    */
   attentionSegments(partials: number, q: number, k: number, v: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number, kvHalf: number, nSeg: number): void {
-    this.dispatch(OP.ATTENTION_SEGMENTS, [partials, q, k, v, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf, nSeg], nSeg, 1, nSeg);
+    this.dispatch(OP.ATTENTION_SEGMENTS, nSeg, 1, nSeg, partials, q, k, v, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf, nSeg);
   }
 
   /** swiglu (see the wasm kernel) over n values, cut into chunks of whole vectors: the same bits as one call. */
   swiglu(out: number, gate: number, up: number, n: number): void {
-    this.dispatch(OP.SWIGLU, [out, gate, up, n], n, 16, CHUNKS_PER_THREAD);
+    this.dispatch(OP.SWIGLU, n, 16, CHUNKS_PER_THREAD, out, gate, up, n);
   }
 
   /** quantizeBlocks (i8: quantizeBlocksI8) of nBlocks 32-value blocks, cut into chunks of blocks. */
   quantize(xq: number, xd: number, x: number, nBlocks: number, i8: boolean): void {
-    this.dispatch(OP.QUANTIZE, [xq, xd, x, nBlocks, i8 ? 32 : 64], nBlocks, 1, CHUNKS_PER_THREAD);
+    this.dispatch(OP.QUANTIZE, nBlocks, 1, CHUNKS_PER_THREAD, xq, xd, x, nBlocks, i8 ? 32 : 64);
   }
 
   /*
@@ -141,27 +142,27 @@ export class ThreadPool {
 
   /** packQuads (see the wasm kernel) of nTok tokens, cut into chunks of quads. */
   packQuads(type: number, dst: number, xq: number, xd: number, n: number, nTok: number): void {
-    this.dispatch(OP.PACK_QUADS, [type, dst, xq, xd, n, nTok], (nTok + 3) >> 2, 1, CHUNKS_PER_THREAD);
+    this.dispatch(OP.PACK_QUADS, (nTok + 3) >> 2, 1, CHUNKS_PER_THREAD, type, dst, xq, xd, n, nTok);
   }
 
   /** storeKV (see the wasm kernel), cut into chunks of heads (each head's cache blocks are its own). */
   storeKV(dst: number, src: number, nTok: number, heads: number, headDim: number, pos0: number, half: number, keys: number): void {
-    this.dispatch(OP.STORE_KV, [dst, src, nTok, heads, headDim, pos0, half, keys], heads, 1, CHUNKS_PER_THREAD);
+    this.dispatch(OP.STORE_KV, heads, 1, CHUNKS_PER_THREAD, dst, src, nTok, heads, headDim, pos0, half, keys);
   }
 
   /** ropeRows (see the wasm kernel), cut into chunks of tokens. */
   ropeRows(x: number, nTok: number, nHeads: number, headDim: number, nRot: number, cos: number, sin: number, neox: number): void {
-    this.dispatch(OP.ROPE_ROWS, [x, nTok, nHeads, headDim, nRot, cos, sin, neox], nTok, 1, CHUNKS_PER_THREAD);
+    this.dispatch(OP.ROPE_ROWS, nTok, 1, CHUNKS_PER_THREAD, x, nTok, nHeads, headDim, nRot, cos, sin, neox);
   }
 
   /** rmsnormRows (see the wasm kernel), cut into chunks of rows. */
   rmsnormRows(out: number, x: number, w: number, n: number, rows: number, eps: number): void {
-    this.dispatch(OP.RMSNORM_ROWS, [out, x, w, n, rows, eps], rows, 1, CHUNKS_PER_THREAD);
+    this.dispatch(OP.RMSNORM_ROWS, rows, 1, CHUNKS_PER_THREAD, out, x, w, n, rows, eps);
   }
 
   /** add (see the wasm kernel) over n values, cut into chunks of whole vectors. */
   add(out: number, a: number, b: number, n: number): void {
-    this.dispatch(OP.ADD, [out, a, b, n], n, 16, CHUNKS_PER_THREAD);
+    this.dispatch(OP.ADD, n, 16, CHUNKS_PER_THREAD, out, a, b, n);
   }
 
   /**
@@ -170,12 +171,16 @@ export class ThreadPool {
    * [c·size, min(n, (c + 1)·size)); which thread computes it does not matter, every row (head)
    * is computed whole by the same code, so results do not depend on the thread count.
    */
-  private dispatch(op: number, args: number[], n: number, align: number, perThread: number): void {
+  private dispatch(op: number, n: number, align: number, perThread: number,
+    a0 = 0, a1 = 0, a2 = 0, a3 = 0, a4 = 0, a5 = 0, a6 = 0, a7 = 0, a8 = 0, a9 = 0, a10 = 0, a11 = 0, a12 = 0): void {
     if (this.closed) throw new Error('thread pool is closed');
     const { I, F } = this;
     const size = Math.max(1, Math.ceil(n / (this.size * perThread) / align)) * align;
     const nChunks = Math.ceil(n / size);
-    for (let i = 0; i < args.length; i++) F[i] = args[i]!;
+    // the op's arguments as positional parameters, not an array: a decode step dispatches ~100
+    // ops, and their argument arrays were most of what it allocated at two threads
+    F[0] = a0; F[1] = a1; F[2] = a2; F[3] = a3; F[4] = a4; F[5] = a5; F[6] = a6;
+    F[7] = a7; F[8] = a8; F[9] = a9; F[10] = a10; F[11] = a11; F[12] = a12;
     F[CTRL.N_ARGS - 1] = size;
     Atomics.store(I, CTRL.ERR, 0);
     this.k.poolPublish(this.ctrl, op, nChunks, this.size);
