@@ -5,7 +5,7 @@ import { closeSync, fstatSync, openSync } from 'node:fs';
 import { ModelFormatError } from '../errors.js';
 import { GGUF_MAGIC, parseGGUF } from './gguf.js';
 import { parseLlama2c } from './llama2c.js';
-import { BOUNCE, PARALLEL_CHUNK, readParallel, readRange } from './parallel-read.js';
+import { BOUNCE, PARALLEL_MIN_BYTES, readParallel, readRange } from './parallel-read.js';
 import type { ModelFile } from './model-file.js';
 
 export interface OpenOptions {
@@ -15,9 +15,9 @@ export interface OpenOptions {
    */
   allocate?: (bytes: number) => Uint8Array;
   /**
-   * Threads that read the file (default 1). With more, a file of at least two chunks read into
-   * shared memory (an `allocate` inside a shared WebAssembly memory) is read by that many threads
-   * side by side (parallel-read.ts): the page faults of a fresh memory are the cost of loading.
+   * Threads that read the file (default 1). With more, a file of at least PARALLEL_MIN_BYTES read
+   * into shared memory (an `allocate` inside a shared WebAssembly memory) is read by that many
+   * threads side by side (parallel-read.ts): the page faults of a fresh memory are the cost of loading.
    */
   readers?: number;
 }
@@ -44,12 +44,15 @@ export function openForReading(path: string): { fd: number; size: number } {
   return { fd, size: st.size };
 }
 
-/** Read a whole file into one buffer (chunked reads, so files > 2 GiB work; `readers`: see OpenOptions). */
-export function readWholeFile(path: string, allocate?: (n: number) => Uint8Array, readers = 1): Uint8Array {
+/**
+ * Read a whole file into one buffer (chunked reads, so files > 2 GiB work; `readers`: see
+ * OpenOptions; `parallelMin`: the smallest file they share, PARALLEL_MIN_BYTES).
+ */
+export function readWholeFile(path: string, allocate?: (n: number) => Uint8Array, readers = 1, parallelMin = PARALLEL_MIN_BYTES): Uint8Array {
   const { fd, size } = openForReading(path);
   try {
     const buf = allocate ? allocate(size) : new Uint8Array(size);
-    if (readers > 1 && size >= 2 * PARALLEL_CHUNK && buf.buffer instanceof SharedArrayBuffer) {
+    if (readers > 1 && size >= parallelMin && buf.buffer instanceof SharedArrayBuffer) {
       readParallel(fd, path, buf, readers);
       return buf;
     }

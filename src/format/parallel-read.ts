@@ -17,6 +17,14 @@ import { ModelFormatError } from '../errors.js';
 /** Bytes per claimed chunk (a multiple of the 4 KiB page). */
 export const PARALLEL_CHUNK = 16 << 20;
 /**
+ * Smallest file read by more than one thread. A reader worker leaves 2-3 MiB resident after it
+ * exits (its malloc arena and V8's pages: even a worker that runs no code leaves about that), which
+ * a small file does not repay: for the 110M synth files at two threads, 71 MiB Q4_0 loaded no
+ * faster with two readers (275-365 ms against 280-300) and 112 MiB Q8_0 about 40 ms faster
+ * (384 against 423 ms), while peak RSS rose by ~3 MiB; 210 MiB F16 loaded 200 ms faster (490 against 700 ms).
+ */
+export const PARALLEL_MIN_BYTES = 128 << 20;
+/**
  * Bytes per read when the destination is the kernels' memory: the file goes through a buffer of
  * this size and is copied in from JavaScript. Pages the kernel's read() filled directly were slow
  * on their first touch from user space on the measured VM (no fault counted, about 6 µs per 4 KiB

@@ -96,7 +96,7 @@ test('readWholeFile with several readers into shared memory (the kernels\' memor
   const path = join(dir, 'big.bin');
   const want = pattern(size);
   writeFileSync(path, want);
-  const got = readWholeFile(path, (n) => new Uint8Array(new SharedArrayBuffer(n)), 2);
+  const got = readWholeFile(path, (n) => new Uint8Array(new SharedArrayBuffer(n)), 2, PARALLEL_CHUNK);
   assert.ok(got.buffer instanceof SharedArrayBuffer);
   assert.ok(Buffer.from(got.buffer, got.byteOffset, got.byteLength).equals(Buffer.from(want)));
 });
