@@ -37,3 +37,21 @@ for (const { file, features } of builds) {
   }
   console.log(`build-wasm: wrote ${out}`);
 }
+
+// The K-quant quantizers of `tokenloop quantize` and `synth`: a small module of its own (its own
+// memory, not shared; scalar f32 code) that model loading never compiles.
+{
+  const out = join(root, 'build', 'tokenloop-quantize.wasm');
+  const { error, stderr } = await asc.main([
+    join(root, 'src/model/kernels/wasm/assembly/quantize.ts'),
+    '--outFile', out,
+    '-O3', '--noAssert', '--runtime', 'stub', '--initialMemory', '1',
+    '--enable', 'nontrapping-f2i,bulk-memory',
+  ]);
+  if (error) {
+    console.error(stderr.toString());
+    console.error(`build-wasm: ${error.message}`);
+    process.exit(1);
+  }
+  console.log(`build-wasm: wrote ${out}`);
+}

@@ -2,7 +2,8 @@
  * Row conversion between f32 and the GGUF storage types the tools write (F32, F16, BF16, Q8_0,
  * Q4_0, Q4_K, Q6_K). The block codecs are the engine's own (kernels/quant): quantizers bit-exact with ggml's
  * reference row quantizers, so our files match llama-quantize's output for the same tensor (no
- * importance matrix), and the kernels' reference dequantizer.
+ * importance matrix; the K-quants through their WebAssembly build, quantize-k-wasm.ts), and the
+ * kernels' reference dequantizer.
  *
  * Block layouts (ggml-common.h): Q8_0 = f16 scale d, 32 × int8 q; x = d·q.
  * Q4_0 = f16 scale d, 16 bytes; byte j holds element j (low nibble) and element j+16 (high
@@ -12,7 +13,7 @@ import { UnsupportedError } from '../errors.js';
 import { bf16ToF32, blockLayout, F16_TABLE, f32ToBf16, f32ToF16, GGMLType, typeName } from '../format/dtypes.js';
 import { dequantizeRow } from '../model/kernels/quant/dequantize.js';
 import { quantizeQ4_0, quantizeQ5_0, quantizeQ8_0 } from '../model/kernels/quant/quantize.js';
-import { quantizeQ4_K, quantizeQ6_K } from '../model/kernels/quant/quantize-k.js';
+import { quantizeQ4_KFast, quantizeQ6_KFast } from '../model/kernels/quant/quantize-k-wasm.js';
 
 /** Types whose values the tools can read as f32 and re-encode. */
 export const DECODABLE_TYPES: ReadonlySet<GGMLType> = new Set([GGMLType.F32, GGMLType.F16, GGMLType.BF16, GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q5_0, GGMLType.Q4_K, GGMLType.Q6_K]);
@@ -29,8 +30,8 @@ export function encodeValues(type: GGMLType, src: Float32Array): Uint8Array {
   if (type === GGMLType.Q8_0) return quantizeQ8_0(src);
   if (type === GGMLType.Q4_0) return quantizeQ4_0(src);
   if (type === GGMLType.Q5_0) return quantizeQ5_0(src);
-  if (type === GGMLType.Q4_K) return quantizeQ4_K(src);
-  if (type === GGMLType.Q6_K) return quantizeQ6_K(src);
+  if (type === GGMLType.Q4_K) return quantizeQ4_KFast(src);
+  if (type === GGMLType.Q6_K) return quantizeQ6_KFast(src);
   const out = new Uint8Array((src.length / blockElems) * blockBytes);
   switch (type) {
     case GGMLType.F32: out.set(new Uint8Array(src.buffer, src.byteOffset, src.byteLength)); break;

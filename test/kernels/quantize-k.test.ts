@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { F16_TABLE, GGMLType } from '../../src/format/dtypes.ts';
 import { dequantizeRow } from '../../src/model/kernels/quant/dequantize.ts';
 import { quantizeQ4_K, quantizeQ6_K } from '../../src/model/kernels/quant/quantize-k.ts';
+import { QUANTIZE_WASM_PATH, quantizeQ4_KFast, quantizeQ6_KFast, wasmQuantizerAvailable } from '../../src/model/kernels/quant/quantize-k-wasm.ts';
 import { createRng } from './fixtures.ts';
 
 // The K-quant quantizers (quantize-k.ts) against the engine's dequantizer: every value decodes
@@ -92,4 +94,77 @@ test('K-quants: an all-zero super-block stays all zero; lengths must be whole su
     for (let i = 256; i < 512; i++) assert.ok(Math.abs(y[i]! - 0.25) < 0.25 / 30, `${type}: ${y[i]}`);
     assert.throws(() => quant(new Float32Array(100)), /multiple of 256/);
   }
+});
+
+// ggml parity and the WebAssembly build (quantize-k-wasm.ts, what `quantize` and `synth` use).
+
+/**
+ * The inputs the ggml hashes below were made from: an LCG (s = s·1103515245 + 12345 mod 2^32,
+ * u = s / 2^32), mode 0: (u − 0.5)·(3 every 7th value, else 1); mode 1: multiples of 1/16 in
+ * [−2, 2) (many exact ties), every 7th super-block all zero, every 5th positive only.
+ */
+function lcgInput(n: number, mode: 0 | 1): Float32Array {
+  const x = new Float32Array(n);
+  let s = 12345;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    const u = s / 4294967296;
+    if (mode === 0) x[i] = (u - 0.5) * (i % 7 === 0 ? 3 : 1);
+    else {
+      const b = Math.floor(i / 256);
+      let v = (Math.trunc(u * 64) - 32) / 16;
+      if (b % 7 === 0) v = 0; else if (b % 5 === 0) v = Math.abs(v);
+      x[i] = v;
+    }
+  }
+  return x;
+}
+
+/**
+ * SHA-256 of ggml's quantize_row_q4_K_ref / quantize_row_q6_K_ref output for lcgInput(65536, mode):
+ * ggml-quants.c of the llama.cpp release node-llama-cpp 3.21.1 bundles, compiled with gcc -O2
+ * -ffp-contract=off and run on these inputs.
+ */
+const GGML_SHA256: Record<'Q4_K' | 'Q6_K', [string, string]> = {
+  Q4_K: ['ef80975120001ef3265147491ec5b62e0b72daafba27d956ceeda17f0fe5e88e', 'b5e96b40348c20df762793db14238011beb84450142304eae9912d66cf3687a7'],
+  Q6_K: ['6a21096e7c38e3d731ad9ed89045a245a34b6aaa8a5a1e72e64a8ce2c0a9bb08', '5c8acf821e1384812bd5f2a980177e612fbe4f8b501527f50035a7d0963ed1f7'],
+};
+
+const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+test('K-quants: the TypeScript reference and the WebAssembly build write exactly ggml\'s bytes', () => {
+  assert.ok(wasmQuantizerAvailable(), `the WebAssembly quantizers are not in use (${QUANTIZE_WASM_PATH} missing or not instantiable)`);
+  for (const mode of [0, 1] as const) {
+    const x = lcgInput(65536, mode);
+    assert.equal(sha256(quantizeQ4_K(x)), GGML_SHA256.Q4_K[mode], `Q4_K reference, mode ${mode}`);
+    assert.equal(sha256(quantizeQ4_KFast(x)), GGML_SHA256.Q4_K[mode], `Q4_K wasm, mode ${mode}`);
+    assert.equal(sha256(quantizeQ6_K(x)), GGML_SHA256.Q6_K[mode], `Q6_K reference, mode ${mode}`);
+    assert.equal(sha256(quantizeQ6_KFast(x)), GGML_SHA256.Q6_K[mode], `Q6_K wasm, mode ${mode}`);
+  }
+});
+
+test('K-quants: the WebAssembly build equals the reference on awkward inputs (constant, one-signed, tiny, huge, zero sub-blocks)', () => {
+  const n = 256 * 12;
+  const x = sample(7, n);
+  const sb = (b: number, j: number, len: number, v: (i: number) => number) => { for (let i = 0; i < len; i++) x[256 * b + j + i] = v(i); };
+  sb(0, 0, 256, () => 0.25); // one value everywhere (max = min per sub-block)
+  sb(1, 0, 256, (i) => 1 + (i % 13) / 7); // positive only (min > 0)
+  sb(2, 0, 256, (i) => -1 - (i % 11) / 5); // negative only
+  sb(3, 0, 256, (i) => (i % 9) * 1e-41); // subnormal
+  sb(4, 0, 256, (i) => ((i % 17) - 8) * 3e4); // large
+  sb(5, 32, 32, () => 0); sb(5, 128, 16, () => 0); // zero sub-blocks inside a block
+  sb(6, 0, 256, (i) => (i % 2 ? 1 : -1) * (i % 31) / 8); // grid values: ties
+  sb(7, 0, 256, () => 0); // all zero
+  sb(8, 0, 256, (i) => (i === 77 ? 5 : 0.001 * (i % 5))); // one outlier
+  for (let i = 0; i < 1000; i++) {
+    const len = 256 * (1 + (i % 3));
+    const r = sample(100 + i, len);
+    assert.deepEqual(quantizeQ4_KFast(r), quantizeQ4_K(r), `Q4_K random input ${i}`);
+    assert.deepEqual(quantizeQ6_KFast(r), quantizeQ6_K(r), `Q6_K random input ${i}`);
+    if (i === 0) {
+      assert.deepEqual(quantizeQ4_KFast(x), quantizeQ4_K(x), 'Q4_K awkward blocks');
+      assert.deepEqual(quantizeQ6_KFast(x), quantizeQ6_K(x), 'Q6_K awkward blocks');
+    }
+  }
+  assert.throws(() => quantizeQ4_KFast(new Float32Array(300)), /multiple of 256/);
 });
