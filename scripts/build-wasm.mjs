@@ -38,15 +38,17 @@ for (const { file, features } of builds) {
   console.log(`build-wasm: wrote ${out}`);
 }
 
-// The K-quant quantizers of `tokenloop quantize` and `synth`: a small module of its own (its own
-// memory, not shared; scalar f32 code) that model loading never compiles.
+// The K-quant quantizers of `tokenloop quantize` and `synth`: a small module of its own (scalar
+// f32 code; a shared memory of its own, which worker threads quantize parts of) that model
+// loading never compiles.
 {
   const out = join(root, 'build', 'tokenloop-quantize.wasm');
   const { error, stderr } = await asc.main([
     join(root, 'src/model/kernels/wasm/assembly/quantize.ts'),
     '--outFile', out,
-    '-O3', '--noAssert', '--runtime', 'stub', '--initialMemory', '1',
-    '--enable', 'nontrapping-f2i,bulk-memory',
+    '-O3', '--noAssert', '--runtime', 'stub',
+    '--importMemory', '--sharedMemory', '--initialMemory', '1', '--maximumMemory', '65536',
+    '--enable', 'threads,nontrapping-f2i,bulk-memory',
   ]);
   if (error) {
     console.error(stderr.toString());

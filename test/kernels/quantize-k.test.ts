@@ -132,6 +132,8 @@ const GGML_SHA256: Record<'Q4_K' | 'Q6_K', [string, string]> = {
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
+// (65536 values are 256 super-blocks: on a machine with several cores the WebAssembly build shares
+// them with its worker threads, so this covers the split as well)
 test('K-quants: the TypeScript reference and the WebAssembly build write exactly ggml\'s bytes', () => {
   assert.ok(wasmQuantizerAvailable(), `the WebAssembly quantizers are not in use (${QUANTIZE_WASM_PATH} missing or not instantiable)`);
   for (const mode of [0, 1] as const) {

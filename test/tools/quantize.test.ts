@@ -194,3 +194,16 @@ test('K-quant files (synth 256-wide Llama): Q4_K matrices with a Q6_K classifier
     assert.equal(best, bestRef, 'stories260K Q5_0-fallback file: same next token');
   });
 });
+
+test('decodeValues: F32 and F16 read the same values from aligned and unaligned bytes', () => {
+  const v = new Float32Array([1.5, -2.25, 0, 65504, 1e-7, -0, 3.1415927, 42]);
+  const f32 = encodeValues(GGMLType.F32, v), f16 = encodeValues(GGMLType.F16, v);
+  for (const [type, bytes] of [[GGMLType.F32, f32], [GGMLType.F16, f16]] as const) {
+    const shifted = new Uint8Array(bytes.length + 1).subarray(1); // byteOffset 1: not aligned
+    shifted.set(bytes);
+    const a = decodeValues(type, bytes, v.length), b = decodeValues(type, shifted, v.length);
+    assert.deepEqual(a, b, `type ${type}`);
+    assert.ok(a.buffer !== bytes.buffer, 'a copy, not a view of the input');
+    if (type === GGMLType.F32) assert.deepEqual(a, v);
+  }
+});

@@ -6,8 +6,9 @@
 // ggml's round-to-nearest-even, so the bytes equal both. No SIMD: vector sums would change the
 // order of the f32 additions and with it the chosen scales.
 //
-// Memory: the host passes the input (n f32), the output and a SCRATCH_BYTES scratch area; the
-// module allocates nothing.
+// Memory (imported, shared: worker threads run the same module over it, each on its own run of
+// super-blocks with its own scratch): the host passes the input (n f32), the output and a
+// SCRATCH_BYTES scratch area; the module allocates nothing.
 
 const QK: i32 = 256;
 /** Sub-blocks whose largest magnitude is below this are all zero (ggml's GROUP_MAX_EPS). */
