@@ -5,7 +5,7 @@
  * converted and written a slice of rows at a time.
  */
 import { resolve } from 'node:path';
-import { InvalidOptionError, UnsupportedError } from '../errors.js';
+import { InvalidOptionError, ModelFormatError, UnsupportedError } from '../errors.js';
 import { blockLayout, byteSize, GGMLType, typeName } from '../format/dtypes.js';
 import { GGUFValueType } from '../format/gguf.js';
 import { writeGGUF, type GGUFTypeSpec, type GGUFWriterTensor } from '../format/gguf-writer.js';
@@ -41,16 +41,34 @@ function rowsPerSlice(rowLen: number): number {
  * Chunks of `t` converted from `from` to `to`, reading `read(offset, length)` a slice of rows at
  * a time. Exported for `synth`, which produces its rows in memory.
  */
-export function* convertTensor(t: Pick<TensorInfo, 'dims'>, from: GGMLType, to: GGMLType, read: (offset: number, length: number) => Uint8Array): Generator<Uint8Array> {
+export function* convertTensor(t: Pick<TensorInfo, 'dims'> & { name?: string }, from: GGMLType, to: GGMLType, read: (offset: number, length: number) => Uint8Array): Generator<Uint8Array> {
   const rowLen = t.dims[0]!;
   const nRows = t.dims.slice(1).reduce((a, b) => a * b, 1);
   const rowBytes = byteSize(from, rowLen);
   const step = rowsPerSlice(rowLen);
+  // a block-quantized type has no encoding for NaN or ±Inf (ggml's quantizers abort on them):
+  // refuse the tensor instead of writing scales that decode to garbage
+  const blocks = blockLayout(to).blockElems > 1;
   for (let r = 0; r < nRows; r += step) {
     const n = Math.min(step, nRows - r);
     const bytes = read(r * rowBytes, n * rowBytes);
-    yield from === to ? bytes : encodeValues(to, decodeValues(from, bytes, n * rowLen));
+    if (from === to) { yield bytes; continue; }
+    const values = decodeValues(from, bytes, n * rowLen);
+    if (blocks) {
+      const i = firstNonFinite(values);
+      if (i >= 0) {
+        const at = r * rowLen + i;
+        throw new ModelFormatError(`tensor${t.name ? ` "${t.name}"` : ''} holds ${values[i]} at element ${at} (row ${Math.floor(at / rowLen)}): ${typeName(to)} cannot encode it`);
+      }
+    }
+    yield encodeValues(to, values);
   }
+}
+
+/** Index of the first NaN or ±Infinity in x, or −1. */
+function firstNonFinite(x: Float32Array): number {
+  for (let i = 0; i < x.length; i++) { const v = x[i]!; if (v - v !== 0) return i; }
+  return -1;
 }
 
 /** Quantize/convert the GGUF model at `inPath` into `outPath` with file type `typeName` (e.g. "Q8_0"). */

@@ -207,3 +207,26 @@ test('decodeValues: F32 and F16 read the same values from aligned and unaligned 
     if (type === GGMLType.F32) assert.deepEqual(a, v);
   }
 });
+
+test('quantize refuses a weight holding NaN or ±Inf for a block type (naming tensor, value, element and row), converts it to F16', async () => {
+  const { encodeGGUF } = await import('../../src/format/gguf-writer.ts');
+  withDir((dir) => {
+    for (const [bad, label] of [[NaN, 'NaN'], [Infinity, 'Infinity'], [-Infinity, '-Infinity']] as const) {
+      const w = new Float32Array(256 * 4).map((_, i) => Math.sin(i) * 0.1);
+      w[256 * 2 + 17] = bad; // row 2
+      const meta: [string, import('../../src/format/model-file.ts').MetaValue][] = [['general.architecture', 'llama']];
+      const src = join(dir, 'bad.gguf');
+      writeFileSync(src, encodeGGUF({ meta, tensors: [{ name: 'blk.0.ffn_down.weight', dims: [256, 4], type: GGMLType.F32, data: new Uint8Array(w.buffer) }] }));
+      for (const type of ['Q8_0', 'Q4_0', 'Q4_K', 'Q6_K']) {
+        const out = join(dir, `bad-${type}.gguf`);
+        assert.throws(() => quantizeFile(src, out, type), (e: Error) => e instanceof ModelFormatError
+          && e.message === `tensor "blk.0.ffn_down.weight" holds ${label} at element ${256 * 2 + 17} (row 2): ${type} cannot encode it`, `${label} → ${type}`);
+        assert.equal(existsSync(out), false, 'no partial output left behind');
+      }
+      quantizeFile(src, join(dir, 'ok-f16.gguf'), 'F16');
+      const t = load(join(dir, 'ok-f16.gguf')).tensors.get('blk.0.ffn_down.weight')!;
+      assert.equal(t.type, GGMLType.F16);
+      assert.ok(Object.is(f32Of(t)[256 * 2 + 17], bad) || (Number.isNaN(bad) && Number.isNaN(f32Of(t)[256 * 2 + 17])));
+    }
+  });
+});
