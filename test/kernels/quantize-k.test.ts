@@ -170,3 +170,15 @@ test('K-quants: the WebAssembly build equals the reference on awkward inputs (co
   }
   assert.throws(() => quantizeQ4_KFast(new Float32Array(300)), /multiple of 256/);
 });
+
+test('K-quants: an input longer than one pass of the WebAssembly memory (2^24 values) is quantized piece by piece, the same bytes', () => {
+  const n = (1 << 24) + 512;
+  const x = new Float32Array(n);
+  for (let i = 0; i < n; i++) x[i] = Math.sin(i * 0.37) * (1 + (i >> 8) % 5);
+  const whole = quantizeQ6_KFast(x);
+  assert.equal(whole.length, (n / 256) * 210);
+  const head = quantizeQ6_KFast(x.subarray(0, 1 << 24)), tail = quantizeQ6_KFast(x.subarray(1 << 24));
+  assert.ok(Buffer.from(whole.subarray(0, head.length)).equals(head), 'first piece');
+  assert.ok(Buffer.from(whole.subarray(head.length)).equals(tail), 'second piece');
+  assert.deepEqual(tail, quantizeQ6_K(x.subarray(1 << 24)), 'the reference agrees on the tail');
+});

@@ -81,7 +81,7 @@ function quantizer(): Quantizer | null {
   if (!existsSync(QUANTIZE_WASM_PATH)) return null;
   try {
     const module = new Wasm.Module(readFileSync(QUANTIZE_WASM_PATH));
-    // 1 GiB at most: a call takes one slice of a tensor (tools/quantize.ts: ~4 MiB of f32)
+    // 1 GiB at most (address space reserved, not memory): a pass takes at most PIECE_VALUES values
     const memory = new Wasm.Memory({ initial: 1, maximum: 16384, shared: true });
     const k = new Wasm.Instance(module, { env: { memory } }).exports as unknown as QuantizeExports;
     state = { module, memory, k, workers: null, ctrl: new Int32Array(new SharedArrayBuffer(4 * CTRL_INTS)) };
@@ -114,9 +114,21 @@ function workersOf(q: Quantizer): Worker[] {
   return q.workers;
 }
 
+/** Most values quantized in one pass through the module's memory (64 MiB of f32): a longer input goes piece by piece. */
+const PIECE_VALUES = 1 << 24;
+
 function run(type: keyof typeof TYPES, x: Float32Array, q: Quantizer): Uint8Array {
+  if (x.length % 256 !== 0) throw new InvalidOptionError(`K-quant quantization needs a multiple of 256 values, got ${x.length}`);
+  if (x.length <= PIECE_VALUES) return runPiece(type, x, q);
+  const out = new Uint8Array((x.length / 256) * TYPES[type].bytes);
+  for (let v = 0; v < x.length; v += PIECE_VALUES) {
+    out.set(runPiece(type, x.subarray(v, Math.min(x.length, v + PIECE_VALUES)), q), (v / 256) * TYPES[type].bytes);
+  }
+  return out;
+}
+
+function runPiece(type: keyof typeof TYPES, x: Float32Array, q: Quantizer): Uint8Array {
   const n = x.length;
-  if (n % 256 !== 0) throw new InvalidOptionError(`K-quant quantization needs a multiple of 256 values, got ${n}`);
   const { code, bytes } = TYPES[type];
   const nb = n / 256;
   const workers = nb >= PARALLEL_MIN_BLOCKS ? workersOf(q) : [];
