@@ -41,16 +41,23 @@ export function modelAllocator(opts: { backend?: string; threads?: number } = {}
 }
 
 /**
+ * Most threads that read a model file. Each reader worker leaves 2-3 MiB resident after it exits,
+ * and first touches scale sublinearly (a C loop on the 2-core bench VM: 350 MB/s with one thread,
+ * 530 with two, 650 with eight).
+ */
+const MAX_READERS = 4;
+
+/**
  * openModelFile's options for this backend: modelAllocator's `allocate`, and with 'wasm' one
- * reader per core, whatever `threads` says (a file of at least PARALLEL_MIN_BYTES: its pages are
- * faulted in side by side, see format/parallel-read.ts). Loading is bound by those page faults,
- * which the kernel serves on every core, and the readers exit before the model computes anything,
- * so `threads` (the compute threads) does not limit them: the 1B F16 synth file (2 GB) loaded at
- * one thread in 5.7-6.0 s with two readers against 10.5-14.0 s with one.
+ * reader per core up to MAX_READERS, whatever `threads` says (a file of at least
+ * PARALLEL_MIN_BYTES: its pages are faulted in side by side, see format/parallel-read.ts). Loading
+ * is bound by those page faults, which the kernel serves on every core, and the readers exit
+ * before the model computes anything, so `threads` (the compute threads) does not limit them: the
+ * 1B F16 synth file (2 GB) loaded at one thread in 5.7-6.0 s with two readers against 10.5-14.0 s with one.
  */
 export function modelOpenOptions(opts: { backend?: string; threads?: number } = {}): { allocate?: (bytes: number) => Uint8Array; readers: number } {
   const allocate = modelAllocator(opts);
-  return allocate ? { allocate, readers: resolveThreads(undefined) } : { readers: 1 };
+  return allocate ? { allocate, readers: Math.min(MAX_READERS, resolveThreads(undefined)) } : { readers: 1 };
 }
 
 /**
