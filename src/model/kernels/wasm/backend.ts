@@ -259,13 +259,13 @@ export class WasmBackend {
     const n = parts.length;
     const rb = this.checkMatmul(first.out, first.w, x, nIn, first.nOut, nTokens);
     const il = this.interleaved.has(first.w.data);
+    // fused: one type and layout, every part but the last whole four-row groups
     let fusable = n > 1;
     for (let i = 1; i < n; i++) {
       const p = parts[i]!;
       this.checkMatmul(p.out, p.w, x, nIn, p.nOut, nTokens);
-      if (p.w.type !== first.w.type || this.interleaved.has(p.w.data) !== il) fusable = false;
+      if (p.w.type !== first.w.type || this.interleaved.has(p.w.data) !== il || parts[i - 1]!.nOut % 4 !== 0) fusable = false;
     }
-    for (let i = 0; i < n - 1; i++) if (parts[i]!.nOut % 4 !== 0) fusable = false;
     if (!fusable) {
       // part by part, the input quantized once (for each int8 form) and kept for the next parts
       for (let i = 0; i < n; i++) { const p = parts[i]!; this.matmulPart(p.out, p.w, x, nIn, p.nOut, nTokens, i > 0); }
