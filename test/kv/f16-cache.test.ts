@@ -65,6 +65,52 @@ test('attention over f16 caches: bit-identical to f32 attention over the same va
   }
 });
 
+test('prefill over an f16 cache (16+ queries: widened to f32 one KV head at a time) gives decode\'s bits, 1 and 2 threads, without a layer-sized copy', async () => {
+  const rng = createRng(23);
+  // GQA and not, MQA; tiles/columns (headDim % 16 = 0) and plain rows; first and later batches, partial last blocks
+  for (const [headDim, nHead, nHeadKv] of [[64, 4, 2], [32, 6, 6], [16, 8, 1], [8, 4, 2]] as const) {
+    for (const [nTok, start] of [[16, 0], [21, 40], [18, 141]] as const) {
+      const qDim = nHead * headDim, kvDim = nHeadKv * headDim, n = kvLength(start + nTok + 5, kvDim);
+      const kh = new Uint16Array(n), vh = new Uint16Array(n), kf = new Float32Array(n), vf = new Float32Array(n);
+      const k0 = randF32(rng, n, 2), v0 = randF32(rng, n, 2);
+      for (let i = 0; i < n; i++) {
+        const j = kvHalfSlot(i, headDim);
+        kh[j] = f32ToF16(k0[i]!); vh[j] = f32ToF16(v0[i]!); kf[i] = F16_TABLE[kh[j]!]!; vf[i] = F16_TABLE[vh[j]!]!;
+      }
+      const q = randF32(rng, nTok * qDim), scale = 1 / Math.sqrt(headDim);
+      const a = new Float32Array(nTok * qDim), b = a.slice(), c = a.slice(), r = a.slice();
+      one.attention(a, q, kh, vh, nTok, start, nHead, nHeadKv, headDim, scale);
+      two.attention(b, q, kh, vh, nTok, start, nHead, nHeadKv, headDim, scale);
+      one.attention(c, q, kf, vf, nTok, start, nHead, nHeadKv, headDim, scale);
+      const what = `headDim=${headDim} heads=${nHead}/${nHeadKv} nTok=${nTok} start=${start}`;
+      assert.deepEqual(b, a, `${what}: 2 threads differ from 1`);
+      assert.deepEqual(c, a, `${what}: differs from the f32 cache of the same values`);
+      for (let t = 0; t < nTok; t++) {
+        const o = new Float32Array(qDim);
+        one.attention(o, q.subarray(t * qDim, (t + 1) * qDim), kh, vh, 1, start + t, nHead, nHeadKv, headDim, scale);
+        if (headDim % 16 === 0) assert.deepEqual(o, a.subarray(t * qDim, (t + 1) * qDim), `${what}: token ${t} decoded alone differs`);
+      }
+      jsAttention(r, q, kh, vh, start, nTok, { nHead, nHeadKv, headDim, scale, window: 0, softcap: 0 }, new Float32Array(start + nTok));
+      for (let i = 0; i < a.length; i++) assert.ok(Math.abs(a[i]! - r[i]!) <= 2e-6 * (1 + Math.abs(r[i]!)), `${what} [${i}]: ${a[i]} vs JS ${r[i]}`);
+    }
+  }
+  // memory: a 20-token batch after 1000 cached positions of 8 KV heads (a layer's keys as f32: 2 MiB)
+  // takes one KV head's keys and values as f32 (0.5 MiB) and the scores' scratch, not the layer's
+  const be = createWasmBackend({ threads: 1 });
+  try {
+    const headDim = 64, nHead = 8, nHeadKv = 8, nTok = 20, start = 1000, n = kvLength(start + nTok, nHeadKv * headDim);
+    const kh = be.heap.u16Managed(n), vh = be.heap.u16Managed(n), q = be.heap.f32Managed(nTok * nHead * headDim), out = be.heap.f32Managed(q.length);
+    kh.set(Uint16Array.from(randF32(rng, n), f32ToF16)); vh.set(Uint16Array.from(randF32(rng, n), f32ToF16)); q.set(randF32(rng, q.length));
+    const used = be.heap.used;
+    be.attention(out, q, kh, vh, nTok, start, nHead, nHeadKv, headDim, 0.125);
+    const grew = be.heap.used - used;
+    assert.ok(grew < 1 << 20, `the widened prefill allocated ${grew} bytes`);
+    assert.ok(out.every(Number.isFinite));
+  } finally {
+    await be.close();
+  }
+});
+
 test('KVCache f16: half the bytes, forks and copies keep the type, a bad type is rejected', () => {
   const a = new KVCache(2, 8, 10, undefined, undefined, 'f16');
   const b = new KVCache(2, 8, 10);

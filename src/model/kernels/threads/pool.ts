@@ -108,11 +108,14 @@ export class ThreadPool {
     this.dispatch(op, nOut, align, nTok > 1 ? PREFILL_CHUNKS_PER_THREAD : DECODE_CHUNKS_PER_THREAD, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
   }
 
-  /** Attention (see the wasm `attention`), its heads claimed in chunks by all threads. */
-  attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number, kvHalf: number): void {
-    // one head per chunk: a prefill's attention follows serial work (RoPE, the cache store) long
-    // enough for the workers to fall asleep, and a worker woken late then still finds heads to take
-    this.dispatch(OP.ATTENTION, nHead, 1, nHead, out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf);
+  /**
+   * Attention (see the wasm `attention`), its heads claimed in chunks of `headsPerChunk` by all
+   * threads (a widened f16 prefill: one KV head's query heads, so each KV head is widened once).
+   */
+  attention(out: number, q: number, k: number, v: number, nTok: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, scratch: number, scratchStride: number, kvHalf: number, headsPerChunk = 1): void {
+    // one head (group) per chunk: a prefill's attention follows serial work (RoPE, the cache store)
+    // long enough for the workers to fall asleep, and a worker woken late then still finds heads to take
+    this.dispatch(OP.ATTENTION, nHead, headsPerChunk, nHead, out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, scratch, scratchStride, kvHalf);
   }
 
   /**

@@ -54,6 +54,9 @@ type SplitOps = Pick<ThreadPool, 'swiglu' | 'add' | 'rmsnormRows' | 'ropeRows' |
  */
 const WIDEN_MIN_TOKENS = 16;
 
+/** The wasm attention's `kvHalf` for an f16 cache widened per KV head (assembly/attention.ts KV_HALF_WIDEN). */
+const KV_HALF_WIDEN = 2;
+
 /** Types whose int8 kernel serves one-token decode only (wasm/assembly/q8.ts q23KRow). */
 const DECODE_ONLY_INT8 = new Set<GGMLType>([GGMLType.Q2_K, GGMLType.Q3_K]);
 
@@ -454,20 +457,13 @@ export class WasmBackend {
     const used = kvSpan(start + nTok, nHeadKv, headDim);
     if (k.length < used || v.length < used) throw new InvalidOptionError('attention: cache buffers do not hold the positions attended to');
     const qp = this.input(q, 'x', nTok * nHead * headDim);
-    let kp = this.inputAny(k, 'k', used), vp = this.inputAny(v, 'v', used);
-    let kvHalf = half ? 1 : 0;
-    if (half && nTok >= WIDEN_MIN_TOKENS) {
-      // prefill: widen the attended part of an f16 cache to f32 once for all queries; the f32
-      // kernels then give the same bits as the f16 ones (exact values, see the wasm attention)
-      const k32 = this.stage('att.k32', used * 4), v32 = this.stage('att.v32', used * 4);
-      if (!this.dry) {
-        this.kernels.widenCache(k32, kp, used, headDim);
-        this.kernels.widenCache(v32, vp, used, headDim);
-      }
-      kp = k32; vp = v32; kvHalf = 0;
-    }
+    const kp = this.inputAny(k, 'k', used), vp = this.inputAny(v, 'v', used);
+    // prefill over an f16 cache: the kernel widens each KV head's part to f32 once for all queries,
+    // in the thread's scratch after the scores (see the wasm KV_HALF_WIDEN)
+    const widen = half && nTok >= WIDEN_MIN_TOKENS;
+    const kvHalf = widen ? KV_HALF_WIDEN : half ? 1 : 0;
     const op = this.output(out, 'out', nTok * nHead * headDim);
-    this.ensureScratch(this.kernels.attentionScratchBytes(nHead, headDim));
+    this.ensureScratch(this.kernels.attentionScratchBytes(nHead, headDim) + (widen ? this.kernels.attentionWidenBytes(start + nTok, headDim) : 0));
     const pooled = this.pool !== null && (start + nTok) * nHead * headDim * nTok >= this.parallelMin;
     const nSeg = nTok === 1 ? this.kernels.attentionSegmentCount(start + 1) : 0;
     if (pooled && nSeg >= 2) {
@@ -481,7 +477,9 @@ export class WasmBackend {
     }
     if (this.dry) return;
     if (pooled && nHead >= this.threads) {
-      this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride, kvHalf);
+      // widened: whole KV groups per chunk where there are enough of them (else some heads' KV head is widened twice)
+      const perChunk = widen && nHeadKv >= this.threads ? nHead / nHeadKv : 1;
+      this.pool.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, this.scratch.ptr, this.scratch.stride, kvHalf, perChunk);
     } else {
       this.kernels.attention(op, qp, kp, vp, nTok, start, nHead, nHeadKv, headDim, scale, 0, nHead, this.scratch.ptr, kvHalf);
     }

@@ -77,6 +77,7 @@ export interface KernelExports {
   attentionSegments(partials: number, q: number, k: number, v: number, start: number, nHead: number, nHeadKv: number, headDim: number, scale: number, s0: number, s1: number, scores: number, kvHalf: number): void;
   attentionSegmentCount(nPos: number): number;
   attentionScratchBytes(nh: number, headDim: number): number;
+  attentionWidenBytes(nPos: number, headDim: number): number;
   attentionFold(out: number, partials: number, nSeg: number, nHead: number, headDim: number): void;
   /** Append nTok rows of heads·headDim f32 at src to a cache layer (src/kv/cache.ts kvIndex; keys 1: the keys' layout) at position pos0 (half 1: as f16 bits). */
   storeKV(dst: number, src: number, nTok: number, heads: number, headDim: number, pos0: number, half: number, keys: number): void;

@@ -71,7 +71,8 @@ const BLOCK = 32;
  * Attention of nTok queries at positions start.. over the KV cache. q, out: (nTok, nHead·headDim)
  * f32; k, v: blocks of BLOCK positions, each (nHeadKv, BLOCK, headDim) (src/kv/cache.ts), holding
  * at least start + nTok positions; `kvHalf` ≠ 0: they hold f16 bits. Computes heads [h0, h1) only
- * (threads split by head). `scores`: attentionScratchBytes(h1 − h0, headDim) bytes of scratch.
+ * (threads split by head). `scores`: attentionScratchBytes(h1 − h0, headDim) bytes of scratch,
+ * and with kvHalf = KV_HALF_WIDEN attentionWidenBytes(start + nTok, headDim) bytes after them.
  * Per query and segment of its positions (SEG): every head's scores, block by block (so the keys
  * are read front to back once), then per head exponentiated in place, then the values block by
  * block, each head's weighted sum carried between blocks; the segments are folded in order and
@@ -81,17 +82,51 @@ const BLOCK = 32;
  */
 export function attention(out: usize, q: usize, k: usize, v: usize, nTok: i32, start: i32, nHead: i32, nHeadKv: i32,
   headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize, kvHalf: i32): void {
-  if (kvHalf != 0) attentionT<u16>(out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, h0, h1, scores);
-  else attentionT<f32>(out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, h0, h1, scores);
+  if (kvHalf == KV_HALF_WIDEN) widenedAttention(out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, h0, h1, scores);
+  else if (kvHalf != 0) attentionT<u16>(out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, h0, h1, scores, 0, nHeadKv);
+  else attentionT<f32>(out, q, k, v, nTok, start, nHead, nHeadKv, headDim, scale, h0, h1, scores, 0, nHeadKv);
+}
+
+/**
+ * `kvHalf` of an f16 cache in a prefill: each KV head's keys and values are widened to f32 once
+ * (into the thread's scratch) for all the queries, and the f32 steps run on them; the products
+ * are the exact f16 values' (see the file comment), so the bits are the f16 kernels'. Per KV head
+ * rather than the whole layer at once, the copy is (positions × headDim) f32 twice: 64 KiB for
+ * 128 positions of 64-dim heads, where the layer's (768-dim KV) took 768 KiB and grew with the
+ * context (12 MiB at 2000 positions), kept as staging from then on.
+ */
+export const KV_HALF_WIDEN = 2;
+
+/** Scratch bytes after attentionScratchBytes' that a widened f16 prefill (KV_HALF_WIDEN) uses: one KV head's keys and values for nPos positions as f32. */
+export function attentionWidenBytes(nPos: i32, headDim: i32): usize {
+  return <usize>((nPos + BLOCK - 1) / BLOCK) * <usize>(BLOCK * headDim) << 3;
+}
+
+/** attention's KV_HALF_WIDEN case: KV head by KV head, its heads within [h0, h1) over its widened keys and values. */
+function widenedAttention(out: usize, q: usize, k: usize, v: usize, nTok: i32, start: i32, nHead: i32, nHeadKv: i32,
+  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
+  const group = nHead / nHeadKv, nPos = start + nTok, nBlocks = (nPos + BLOCK - 1) / BLOCK;
+  const hv = BLOCK * headDim, hb16 = <usize>hv << 1, hb32 = <usize>hv << 2, bb16 = <usize>nHeadKv * hb16;
+  const k32 = scores + attentionScratchBytes(h1 - h0, headDim), v32 = k32 + <usize>nBlocks * hb32;
+  for (let j = h0 / group; j * group < h1; j++) {
+    for (let b = 0; b < nBlocks; b++) {
+      // a tile/column block is widened whole (its rows are not a prefix); plain rows up to the last position
+      const n = (headDim & 15) == 0 ? hv : min(BLOCK, nPos - b * BLOCK) * headDim;
+      const src = <usize>b * bb16 + <usize>j * hb16, dst = <usize>b * hb32;
+      widenCache(k32 + dst, k + src, n, headDim);
+      widenCache(v32 + dst, v + src, n, headDim);
+    }
+    attentionT<f32>(out, q, k32, v32, nTok, start, nHead, nHeadKv, headDim, scale, max(h0, j * group), min(h1, (j + 1) * group), scores, j, 1);
+  }
 }
 
 // @ts-ignore: decorator
 @inline function attentionT<T>(out: usize, q: usize, k: usize, v: usize, nTok: i32, start: i32, nHead: i32, nHeadKv: i32,
-  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
+  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize, kv0: i32, kvN: i32): void {
   let t = 0;
   // prefill: two queries at a time share every key and value load (the same steps per query)
-  for (; t + 2 <= nTok; t += 2) pairT<T>(out, q, k, v, t, start, nHead, nHeadKv, headDim, scale, h0, h1, scores);
-  if (t < nTok) singleT<T>(out, q, k, v, t, start, nHead, nHeadKv, headDim, scale, h0, h1, scores);
+  for (; t + 2 <= nTok; t += 2) pairT<T>(out, q, k, v, t, start, nHead, nHeadKv, headDim, scale, h0, h1, scores, kv0, kvN);
+  if (t < nTok) singleT<T>(out, q, k, v, t, start, nHead, nHeadKv, headDim, scale, h0, h1, scores, kv0, kvN);
 }
 
 /**
@@ -125,9 +160,9 @@ const SEG = 128;
 // not inlined: inlined into singleT and pairT (twice each), the larger functions' code made
 // one-thread 110M Q4_0 decode 6% slower
 function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usize, t: i32, p0s: i32, p1s: i32,
-  nHead: i32, nHeadKv: i32, headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
+  nHead: i32, nHeadKv: i32, headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize, kv0: i32, kvN: i32): void {
   const group = nHead / nHeadKv;
-  const hb = <usize>(BLOCK * headDim) * sizeof<T>(), bb = <usize>nHeadKv * hb;
+  const hb = <usize>(BLOCK * headDim) * sizeof<T>(), bb = <usize>kvN * hb;
   const fast = (headDim & 15) == 0;
   const sb: usize = SEG << 2;
   const qt = q + (<usize>(t * nHead) * headDim << 2);
@@ -142,7 +177,7 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
   for (let p0 = p0s; p0 < p1s; p0 += BLOCK) {
     const n = min(BLOCK, p1s - p0), kb = k + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
-      const s = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), qh = qt + (<usize>(h * headDim) << 2), kh = kb + <usize>(h / group) * hb;
+      const s = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), qh = qt + (<usize>(h * headDim) << 2), kh = kb + <usize>(h / group - kv0) * hb;
       if (pairs && h + 1 < h1 && (h + 1) / group == h / group) {
         if (sizeof<T>() == 4) scores2T<T>(s, s + sb, qh, qh + (<usize>headDim << 2), kh, n, headDim, scale);
         else scoresHeads2T<T>(s, s + sb, qh, qh + (<usize>headDim << 2), kh, n, headDim, scale);
@@ -155,7 +190,7 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
   for (let p0 = p0s; p0 < p1s; p0 += BLOCK) {
     const n = min(BLOCK, p1s - p0), vb = v + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
-      const w = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), oh = o + <usize>(h - h0) * os, vh = vb + <usize>(h / group) * hb;
+      const w = scores + <usize>(h - h0) * sb + (<usize>(p0 - p0s) << 2), oh = o + <usize>(h - h0) * os, vh = vb + <usize>(h / group - kv0) * hb;
       if (pairs && h + 1 < h1 && (h + 1) / group == h / group) {
         weighted2T<T>(oh, oh + os, vh, w, w + sb, n, n, headDim, p0 == p0s);
         h++;
@@ -217,14 +252,14 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
 /** Query t over positions 0..start+t (see attention), heads [h0, h1): segment by segment, folded in order. */
 // @ts-ignore: decorator
 @inline function singleT<T>(out: usize, q: usize, k: usize, v: usize, t: i32, start: i32, nHead: i32, nHeadKv: i32,
-  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
+  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize, kv0: i32, kvN: i32): void {
   const nPos = start + t + 1, nh = <usize>(h1 - h0), hdb = <usize>headDim << 2;
   const ot = out + (<usize>(t * nHead + h0) * headDim << 2);
   const ml = scores + (nh * SEG << 2), mls = ml + (nh << 3), tmp = mls + (nh << 3);
   // the first segment's sums go straight to the output, the others to tmp and are folded in
-  segmentT<T>(ot, hdb, ml, q, k, v, t, 0, min(SEG, nPos), nHead, nHeadKv, headDim, scale, h0, h1, scores);
+  segmentT<T>(ot, hdb, ml, q, k, v, t, 0, min(SEG, nPos), nHead, nHeadKv, headDim, scale, h0, h1, scores, kv0, kvN);
   for (let p = SEG; p < nPos; p += SEG) {
-    segmentT<T>(tmp, hdb, mls, q, k, v, t, p, min(p + SEG, nPos), nHead, nHeadKv, headDim, scale, h0, h1, scores);
+    segmentT<T>(tmp, hdb, mls, q, k, v, t, p, min(p + SEG, nPos), nHead, nHeadKv, headDim, scale, h0, h1, scores, kv0, kvN);
     foldHeads(ot, ml, tmp, mls, nh, headDim);
   }
   normalizeHeads(ot, ml, nh, headDim);
@@ -237,7 +272,7 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
  */
 // @ts-ignore: decorator
 @inline function pairT<T>(out: usize, q: usize, k: usize, v: usize, t: i32, start: i32, nHead: i32, nHeadKv: i32,
-  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize): void {
+  headDim: i32, scale: f32, h0: i32, h1: i32, scores: usize, kv0: i32, kvN: i32): void {
   const nA = start + t + 1, nB = nA + 1, nh = <usize>(h1 - h0), hdb = <usize>headDim << 2;
   const row = <usize>(nHead * headDim) << 2;
   const oA = out + (<usize>(t * nHead + h0) * headDim << 2), oB = oA + row;
@@ -246,8 +281,8 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
   for (let p = 0; p < nB; p += SEG) {
     const eA = min(p + SEG, nA), eB = min(p + SEG, nB), first = p == 0;
     const dA = first ? oA : tA, dB = first ? oB : tB, mA = first ? mlA : mlsA, mB = first ? mlB : mlsB;
-    if (eA > p) segment2T<T>(dA, dB, hdb, mA, mB, q, k, v, t, p, eA, eB, nHead, nHeadKv, headDim, scale, h0, h1, sA, sB);
-    else segmentT<T>(dB, hdb, mB, q, k, v, t + 1, p, eB, nHead, nHeadKv, headDim, scale, h0, h1, sB); // B's last position opens a segment
+    if (eA > p) segment2T<T>(dA, dB, hdb, mA, mB, q, k, v, t, p, eA, eB, nHead, nHeadKv, headDim, scale, h0, h1, sA, sB, kv0, kvN);
+    else segmentT<T>(dB, hdb, mB, q, k, v, t + 1, p, eB, nHead, nHeadKv, headDim, scale, h0, h1, sB, kv0, kvN); // B's last position opens a segment
     if (first) continue;
     if (eA > p) foldHeads(oA, mlA, tA, mlsA, nh, headDim);
     foldHeads(oB, mlB, tB, mlsB, nh, headDim);
@@ -261,9 +296,9 @@ function segmentT<T>(o: usize, os: usize, ml: usize, q: usize, k: usize, v: usiz
  * every key and value load; each query's steps are segmentT's. Scores of A at sa, of B at sb.
  */
 function segment2T<T>(oa: usize, ob: usize, os: usize, mla: usize, mlb: usize, q: usize, k: usize, v: usize, t: i32,
-  p0s: i32, eA: i32, eB: i32, nHead: i32, nHeadKv: i32, headDim: i32, scale: f32, h0: i32, h1: i32, sa: usize, sb: usize): void {
+  p0s: i32, eA: i32, eB: i32, nHead: i32, nHeadKv: i32, headDim: i32, scale: f32, h0: i32, h1: i32, sa: usize, sb: usize, kv0: i32, kvN: i32): void {
   const group = nHead / nHeadKv;
-  const hb = <usize>(BLOCK * headDim) * sizeof<T>(), bb = <usize>nHeadKv * hb;
+  const hb = <usize>(BLOCK * headDim) * sizeof<T>(), bb = <usize>kvN * hb;
   const fast = (headDim & 15) == 0;
   const ss: usize = SEG << 2;
   const row = <usize>(nHead * headDim) << 2;
@@ -271,7 +306,7 @@ function segment2T<T>(oa: usize, ob: usize, os: usize, mla: usize, mlb: usize, q
   for (let p0 = p0s; p0 < eB; p0 += BLOCK) {
     const cA = max(0, min(BLOCK, eA - p0)), cB = min(BLOCK, eB - p0), kb = k + <usize>(p0 / BLOCK) * bb;
     for (let h = h0; h < h1; h++) {
-      const o = <usize>(h - h0) * ss + (<usize>(p0 - p0s) << 2), hq = <usize>(h * headDim) << 2, kh = kb + <usize>(h / group) * hb;
+      const o = <usize>(h - h0) * ss + (<usize>(p0 - p0s) << 2), hq = <usize>(h * headDim) << 2, kh = kb + <usize>(h / group - kv0) * hb;
       if (fast) {
         if (cA > 0) scores2T<T>(sa + o, sb + o, qA + hq, qA + row + hq, kh, cA, headDim, scale);
         if (cB > cA) scoreOneT<T>(sb + o, qA + row + hq, kh, cA, headDim, scale);
@@ -290,7 +325,7 @@ function segment2T<T>(oa: usize, ob: usize, os: usize, mla: usize, mlb: usize, q
     const cA = max(0, min(BLOCK, eA - p0)), cB = min(BLOCK, eB - p0), vb = v + <usize>(p0 / BLOCK) * bb;
     const first = p0 == p0s;
     for (let h = h0; h < h1; h++) {
-      const j = <usize>(h - h0), o = j * ss + (<usize>(p0 - p0s) << 2), vh = vb + <usize>(h / group) * hb;
+      const j = <usize>(h - h0), o = j * ss + (<usize>(p0 - p0s) << 2), vh = vb + <usize>(h / group - kv0) * hb;
       const dA = oa + j * os, dB = ob + j * os;
       if (fast && cA > 0) weighted2T<T>(dA, dB, vh, sa + o, sb + o, cA, cB, headDim, first);
       else if (fast) weightedT<T>(dB, vh, sb + o, cB, headDim, first);
@@ -313,8 +348,8 @@ export function attentionSegments(partials: usize, q: usize, k: usize, v: usize,
   const nPos = start + 1, hdb = <usize>headDim << 2, rec = <usize>nHead * (hdb + 8);
   for (let s = s0; s < s1; s++) {
     const o = partials + <usize>s * rec, ml = o + <usize>nHead * hdb, p = s * SEG, e = min(p + SEG, nPos);
-    if (kvHalf != 0) segmentT<u16>(o, hdb, ml, q, k, v, 0, p, e, nHead, nHeadKv, headDim, scale, 0, nHead, scores);
-    else segmentT<f32>(o, hdb, ml, q, k, v, 0, p, e, nHead, nHeadKv, headDim, scale, 0, nHead, scores);
+    if (kvHalf != 0) segmentT<u16>(o, hdb, ml, q, k, v, 0, p, e, nHead, nHeadKv, headDim, scale, 0, nHead, scores, 0, nHeadKv);
+    else segmentT<f32>(o, hdb, ml, q, k, v, 0, p, e, nHead, nHeadKv, headDim, scale, 0, nHead, scores, 0, nHeadKv);
   }
 }
 
