@@ -68,7 +68,7 @@ test('four threads (more than this machine may have) compute a matmul and SwiGLU
   }
 });
 
-test('four threads run a prefill\'s small steps (packQuads, storeKV, RoPE, RMSNorm, add) exactly as one call', async () => {
+test('four threads run a prefill\'s small steps (quantizeQuads, storeKV, RoPE, RMSNorm, add) exactly as one call', async () => {
   const k = be.kernels;
   const pool = new ThreadPool(kernelModule(be.variant), be.heap.memory, k, 4, be.heap.alloc(ctrlBytes(4)));
   try {
@@ -111,20 +111,25 @@ test('four threads run a prefill\'s small steps (packQuads, storeKV, RoPE, RMSNo
     k.add(sa.byteOffset, src.byteOffset, y.byteOffset, m);
     pool.add(sb.byteOffset, src.byteOffset, y.byteOffset, m);
     assert.deepEqual(sb, sa, 'add');
-    // packQuads of 13 tokens of 2 blocks: quantized activations in both forms (Q8_0: i16, Q4_0: i8 in the relaxed build)
+    // quantizeQuads of 13 tokens of 2 blocks (both activation forms: Q8_0 i16, Q4_0 i8 in the
+    // relaxed build): four threads, each in its own scratch slot, write the bytes of one call, and
+    // both those of quantizing the whole batch (quantizeBlocks) and packing it (packQuads)
     const nIn = 64, nb = (nIn / 32) * nTok;
     const x = be.heap.f32(nIn * nTok);
     x.set(randF32(rng, nIn * nTok));
     for (const [type, i8] of [[8, false], [2, k.compactInt8(2) === 1]] as const) {
       const xq = be.heap.alloc(nb * 64), xd = be.heap.alloc(nb * 8);
       if (i8) k.quantizeBlocksI8(xq, xd, x.byteOffset, nb); else k.quantizeBlocks(xq, xd, x.byteOffset, nb);
-      const bytes = k.quadBytes(type, nIn, nTok);
-      const qa = be.heap.alloc(bytes), qb = be.heap.alloc(bytes);
-      new Uint8Array(be.heap.memory.buffer, qb, bytes).fill(0xa5);
-      new Uint8Array(be.heap.memory.buffer, qa, bytes).fill(0xa5);
-      k.packQuads(type, qa, xq, xd, nIn, nTok);
-      pool.packQuads(type, qb, xq, xd, nIn, nTok);
-      assert.deepEqual(new Uint8Array(be.heap.memory.buffer, qb, bytes), new Uint8Array(be.heap.memory.buffer, qa, bytes), `packQuads type ${type}`);
+      const bytes = k.quadBytes(type, nIn, nTok), tmp = k.quantizeQuadsTmpBytes(type, nIn);
+      const [qr, qa, qb] = [0, 1, 2].map(() => be.heap.alloc(bytes)) as [number, number, number];
+      for (const p of [qr, qa, qb]) new Uint8Array(be.heap.memory.buffer, p, bytes).fill(0xa5);
+      const scratch = be.heap.alloc(4 * tmp);
+      k.packQuads(type, qr, xq, xd, nIn, nTok);
+      k.quantizeQuads(type, qa, x.byteOffset, nIn, nTok, 0, (nTok + 3) >> 2, scratch);
+      pool.quantizeQuads(type, qb, x.byteOffset, nIn, nTok, scratch, tmp);
+      const view = (p: number) => new Uint8Array(be.heap.memory.buffer, p, bytes);
+      assert.deepEqual(view(qa), view(qr), `quantizeQuads type ${type}: differs from quantizeBlocks + packQuads`);
+      assert.deepEqual(view(qb), view(qa), `quantizeQuads type ${type}: four threads differ from one call`);
     }
   } finally {
     await pool.close();

@@ -143,9 +143,12 @@ export class ThreadPool {
    * a two-thread 110M prefill.
    */
 
-  /** packQuads (see the wasm kernel) of nTok tokens, cut into chunks of quads. */
-  packQuads(type: number, dst: number, xq: number, xd: number, n: number, nTok: number): void {
-    this.dispatch(OP.PACK_QUADS, (nTok + 3) >> 2, 1, CHUNKS_PER_THREAD, type, dst, xq, xd, n, nTok);
+  /**
+   * quantizeQuads (see the wasm kernel) of nTok tokens, cut into chunks of quads; each thread
+   * quantizes a quad's tokens in its scratch slot (scratch + index · scratchStride).
+   */
+  quantizeQuads(type: number, dst: number, x: number, n: number, nTok: number, scratch: number, scratchStride: number): void {
+    this.dispatch(OP.QUANTIZE_QUADS, (nTok + 3) >> 2, 1, CHUNKS_PER_THREAD, type, dst, x, n, nTok, scratch, scratchStride);
   }
 
   /** storeKV (see the wasm kernel), cut into chunks of heads (each head's cache blocks are its own). */

@@ -29,7 +29,7 @@ export const CTRL = {
 /** Ops the workers understand. QUIT makes them return. */
 export const OP = {
   QUIT: 0, MATMUL: 1, ATTENTION: 2, SWIGLU: 3, QUANTIZE: 4, MATMUL_SEGMENTS: 5, ATTENTION_SEGMENTS: 6,
-  PACK_QUADS: 7, STORE_KV: 8, ROPE_ROWS: 9, RMSNORM_ROWS: 10, ADD: 11,
+  STORE_KV: 8, ROPE_ROWS: 9, RMSNORM_ROWS: 10, ADD: 11, QUANTIZE_QUADS: 12,
 } as const;
 
 /** Bytes of the control block for `threads` threads. */

@@ -45,7 +45,7 @@ const QUAD_MIN_TOKENS: Record<KernelVariant, Partial<Record<GGMLType, number>>> 
 const PARALLEL_MIN_VALUES = 32768;
 
 /** The ops splitOps sends to the thread pool or runs on the calling thread (the same signatures in both). */
-type SplitOps = Pick<ThreadPool, 'swiglu' | 'add' | 'rmsnormRows' | 'ropeRows' | 'storeKV' | 'packQuads'>;
+type SplitOps = Pick<ThreadPool, 'swiglu' | 'add' | 'rmsnormRows' | 'ropeRows' | 'storeKV'>;
 
 /**
  * Fewest queries for which attention over an f16 cache widens the cache to f32 first: widening
@@ -130,8 +130,8 @@ export class WasmBackend {
   /** Staging and scratch blocks reserve() has already touched (pointer → bytes). */
   private readonly touched = new Map<number, number>();
   /**
-   * What the int8 staging buffers hold (see quantized()); quads: where they were interleaved (0:
-   * not). Updated in place, like the result objects below: a decode step makes no garbage here
+   * What the int8 staging buffers hold (see quantized()); quads: the quads the input was last
+   * quantized into (0: none; xq and xd are then 0). Updated in place, like the result objects below: a decode step makes no garbage here
    * (young-generation pages a step's garbage cycles through stay resident: about 3 MiB of a 110M
    * Q4_0 run's peak RSS).
    */
@@ -555,32 +555,38 @@ export class WasmBackend {
 
   /**
    * The activations at xp (nTok × nIn f32) quantized for the int8 kernels of `type`: int8 blocks
-   * (xq, xd), or with `quads` the prefill's interleaved form (xq: quads, xd: unused). Done once
-   * for all rows and threads. `again` (matmulMany's parts after the first: the same x, unchanged):
-   * what the staging buffers hold is reused when it is in the same form. Shared inputs reach the
-   * backend only through matmulMany, so no input is compared with the last one quantized (a
-   * saved copy and a comparison per large input cost 4 ms of a 110M 127-token prefill).
+   * (xq, xd), or with `quads` the prefill's interleaved form (xq: quads, xd: unused), quantized
+   * straight into quads a quad at a time (the wasm quantizeQuads: no int8 copy of the whole
+   * batch). Done once for all rows and threads. `again` (matmulMany's parts after the first: the
+   * same x, unchanged): what the staging buffers hold is reused when it is in the same form.
+   * Shared inputs reach the backend only through matmulMany, so no input is compared with the
+   * last one quantized (a saved copy and a comparison per large input cost 4 ms of a 110M
+   * 127-token prefill).
    */
   private quantized(type: number, xp: number, nIn: number, nTok: number, quads: boolean, again: boolean): { xq: number; xd: number } {
     const i8 = this.kernels.compactInt8(type) === 1;
     const nb = (nIn / 32) * nTok;
-    const xq = this.stage('q.xq', nb * (i8 ? 32 : 64)), xd = this.stage('q.xd', nb * 8);
-    const xt = quads ? this.stage('q.xt', this.kernels.quadBytes(type, nIn, nTok)) : 0;
     const out = this.quantOut;
+    const q = this.lastQuant;
+    if (quads) {
+      const xt = this.stage('q.xt', this.kernels.quadBytes(type, nIn, nTok));
+      this.ensureScratch(this.kernels.quantizeQuadsTmpBytes(type, nIn));
+      out.xq = xt; out.xd = 0;
+      if (this.dry) return out;
+      if (again && q.valid && q.quads === xt && q.i8 === i8 && q.nIn === nIn && q.nTok === nTok) return out;
+      if (this.pool && nb * 32 >= this.parallelMinValues) this.pool.quantizeQuads(type, xt, xp, nIn, nTok, this.scratch.ptr, this.scratch.stride);
+      else this.kernels.quantizeQuads(type, xt, xp, nIn, nTok, 0, (nTok + 3) >> 2, this.scratch.ptr);
+      q.valid = true; q.i8 = i8; q.nIn = nIn; q.nTok = nTok; q.xq = 0; q.xd = 0; q.quads = xt;
+      return out;
+    }
+    const xq = this.stage('q.xq', nb * (i8 ? 32 : 64)), xd = this.stage('q.xd', nb * 8);
     out.xq = xq; out.xd = xd;
     if (this.dry) return out;
-    const q = this.lastQuant;
     const same = again && q.valid && q.i8 === i8 && q.nIn === nIn && q.nTok === nTok && q.xq === xq && q.xd === xd;
     if (!same) {
       this.quantizeBlocks(xq, xd, xp, nb, i8);
       q.valid = true; q.i8 = i8; q.nIn = nIn; q.nTok = nTok; q.xq = xq; q.xd = xd; q.quads = 0;
     }
-    if (!quads) return out;
-    if (q.quads !== xt) {
-      this.splitOps(nb * 32).packQuads(type, xt, xq, xd, nIn, nTok);
-      q.quads = xt;
-    }
-    out.xq = xt; out.xd = 0;
     return out;
   }
 

@@ -52,6 +52,10 @@ export interface KernelExports {
   quadBytes(type: number, n: number, nTok: number): number;
   /** Per-thread matmul scratch bytes the quad prefill needs (two rows' panels). */
   quadScratchBytes(type: number, n: number): number;
+  /** Quantize nTok tokens of f32 activations at x straight into quads at dst, quads [q0, q1); tmp: quantizeQuadsTmpBytes. */
+  quantizeQuads(type: number, dst: number, x: number, n: number, nTok: number, q0: number, q1: number, tmp: number): void;
+  /** Scratch bytes quantizeQuads needs (one quad's tokens quantized). */
+  quantizeQuadsTmpBytes(type: number, n: number): number;
   /** Interleave quantized activations (xq, xd of nTok tokens of n values) into quads at dst. */
   packQuads(type: number, dst: number, xq: number, xd: number, n: number, nTok: number): void;
   /** quantizeBlocks with 32 i8 per block (the layout compactInt8 types read). */

@@ -12,7 +12,7 @@ export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } fro
 export { rmsnorm, rmsnormRows, softmax, swiglu, gelu, rope, ropeRows, add } from './ops';
 export { attention, attentionFold, attentionScratchBytes, attentionSegmentCount, attentionSegments, attentionWidenBytes, storeHalf, storeKV, widenCache } from './attention';
 export { chunkBytes, interleaveRows, interleaveTmpBytes, gatherRow, gatherRowAt, bandRows } from './interleave';
-export { hasQuads, packQuads, quadBytes, quadScratchBytes } from './panel';
+export { hasQuads, packQuads, quadBytes, quadScratchBytes, quantizeQuads, quantizeQuadsTmpBytes } from './panel';
 export { poolPublish, poolWork, poolWorker } from './pool';
 
 /**

@@ -23,7 +23,7 @@
 //    sub-block; Q6_K: d·scale of its two 16-value sub-blocks).
 import { half, halfK, madd } from './simd';
 import { Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, minK, scaleK } from './rows';
-import { QC } from './q8';
+import { QC, quantizeBlocks, quantizeBlocksI8 } from './q8';
 import { blockStride, groupQuants, kQuants, rowIn, transposed } from './interleave';
 
 const QUAD_I8: usize = 208, QUAD_I16: usize = 336;
@@ -126,6 +126,31 @@ export function packQuadsRange(type: i32, dst: usize, xq: usize, xd: usize, n: i
       v128.store(d + qs - Q_LO32, i32x4.shl(lo, 5));
       v128.store(d + qs - Q_HI32, i32x4.shl(hi, 5));
     }
+  }
+}
+
+/** Bytes of quantizeQuads' scratch for rows of n values: one quad's four tokens quantized (xq, xd). */
+export function quantizeQuadsTmpBytes(type: i32, n: i32): usize {
+  return <usize>(n >> 5) * 4 * ((i8Form(type) ? 32 : 64) + 8);
+}
+
+/**
+ * Quantize nTok tokens' f32 activations at x (n values each) straight into quads at dst, quads
+ * [q0, q1) only (the thread pool's chunks): each quad's tokens are quantized into tmp
+ * (quantizeQuadsTmpBytes) by quantizeBlocks / quantizeBlocksI8 and interleaved by packQuadsRange,
+ * so the quads are byte for byte those of quantizing the whole batch and packQuads, without the
+ * batch's int8 copy (Q4_0, 128 tokens of 2048 values: 320 KiB; Q8_0's i16 form 576 KiB).
+ */
+export function quantizeQuads(type: i32, dst: usize, x: usize, n: i32, nTok: i32, q0: i32, q1: i32, tmp: usize): void {
+  const i8 = i8Form(type), nb = n >> 5;
+  const xd = tmp + <usize>nb * 4 * (i8 ? 32 : 64), qs: usize = i8 ? QUAD_I8 : QUAD_I16;
+  for (let q = q0; q < q1; q++) {
+    const nt = min(4, nTok - 4 * q);
+    const src = x + (<usize>(4 * q) * <usize>n << 2);
+    if (i8) quantizeBlocksI8(tmp, xd, src, nb * nt);
+    else quantizeBlocks(tmp, xd, src, nb * nt);
+    // this quad's tokens as quad 0 of a batch of nt, written in its place
+    packQuadsRange(type, dst + <usize>q * <usize>nb * qs, tmp, xd, n, nt, 0, 1);
   }
 }
 

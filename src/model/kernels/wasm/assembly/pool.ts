@@ -20,14 +20,14 @@ import { matmul, matmulSegments } from './index';
 import { attention, attentionSegments, storeKVHeads } from './attention';
 import { add, rmsnormRows, ropeRows, swiglu } from './ops';
 import { quantizeBlocks, quantizeBlocksI8 } from './q8';
-import { packQuadsRange } from './panel';
+import { quantizeQuads } from './panel';
 
 const GEN: usize = 0, FIN: usize = 4, OP: usize = 8, NTHREADS: usize = 16, NCHUNK: usize = 20;
 const ARGS: usize = 64, SIZE_ARG: usize = 15, SEEN: usize = 192, RANGES: usize = 4096;
 const TAG_MASK: i32 = 0x7fff;
 const FIELD: u64 = 0xffffff;
 const OP_QUIT = 0, OP_MATMUL = 1, OP_ATTENTION = 2, OP_SWIGLU = 3, OP_QUANTIZE = 4, OP_MATMUL_SEGMENTS = 5, OP_ATTENTION_SEGMENTS = 6;
-const OP_PACK_QUADS = 7, OP_STORE_KV = 8, OP_ROPE_ROWS = 9, OP_RMSNORM_ROWS = 10, OP_ADD = 11;
+const OP_STORE_KV = 8, OP_ROPE_ROWS = 9, OP_RMSNORM_ROWS = 10, OP_ADD = 11, OP_QUANTIZE_QUADS = 12;
 
 // @ts-ignore: decorator
 @inline function arg(ctrl: usize, i: usize): f64 {
@@ -64,9 +64,6 @@ function runChunk(ctrl: usize, op: i32, c: i32, index: i32): void {
     const xq = <usize>arg(ctrl, 0) + qb * b0, xd = <usize>arg(ctrl, 1) + (b0 << 3), x = <usize>arg(ctrl, 2) + (b0 << 7);
     if (qb == 32) quantizeBlocksI8(xq, xd, x, min(n, lo + size) - lo);
     else quantizeBlocks(xq, xd, x, min(n, lo + size) - lo);
-  } else if (op == OP_PACK_QUADS) {
-    const nTok = <i32>arg(ctrl, 5);
-    packQuadsRange(<i32>arg(ctrl, 0), <usize>arg(ctrl, 1), <usize>arg(ctrl, 2), <usize>arg(ctrl, 3), <i32>arg(ctrl, 4), nTok, lo, min((nTok + 3) >> 2, lo + size));
   } else if (op == OP_STORE_KV) {
     const heads = <i32>arg(ctrl, 3);
     storeKVHeads(<usize>arg(ctrl, 0), <usize>arg(ctrl, 1), <i32>arg(ctrl, 2), heads, <i32>arg(ctrl, 4), <i32>arg(ctrl, 5), <i32>arg(ctrl, 6), <i32>arg(ctrl, 7), lo, min(heads, lo + size));
@@ -81,6 +78,11 @@ function runChunk(ctrl: usize, op: i32, c: i32, index: i32): void {
   } else if (op == OP_ADD) {
     const i0 = <usize>lo << 2, n = <i32>arg(ctrl, 3);
     add(<usize>arg(ctrl, 0) + i0, <usize>arg(ctrl, 1) + i0, <usize>arg(ctrl, 2) + i0, min(n, lo + size) - lo);
+  } else if (op == OP_QUANTIZE_QUADS) {
+    // quads [lo, hi), each thread quantizing into its own scratch slot
+    const nTok = <i32>arg(ctrl, 4);
+    quantizeQuads(<i32>arg(ctrl, 0), <usize>arg(ctrl, 1), <usize>arg(ctrl, 2), <i32>arg(ctrl, 3), nTok, lo, min((nTok + 3) >> 2, lo + size),
+      <usize>(arg(ctrl, 5) + <f64>index * arg(ctrl, 6)));
   }
 }
 
