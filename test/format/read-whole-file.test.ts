@@ -1,6 +1,6 @@
 /**
  * readWholeFile: the bytes of the file, whether read straight into a fresh array or (with an
- * allocator, as for the kernels' memory) through the 2 MiB bounce buffer in several reads, with a
+ * allocator, as for the kernels' memory) through the bounce buffer (BOUNCE) in several reads, with a
  * last partial chunk; and a missing file is an error that names it. readParallel: several threads
  * reading chunks of a file into shared memory, and the calling thread covering for workers that fail.
  */
@@ -10,7 +10,7 @@ import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readWholeFile } from '../../src/format/open.ts';
-import { PARALLEL_CHUNK, readParallel } from '../../src/format/parallel-read.ts';
+import { BOUNCE, PARALLEL_CHUNK, readParallel } from '../../src/format/parallel-read.ts';
 import { ModelFormatError } from '../../src/errors.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tokenloop-read-'));
@@ -24,7 +24,7 @@ function pattern(n: number): Uint8Array {
 }
 
 test('readWholeFile returns the file bytes, direct and through the bounce buffer (several chunks, a partial last one)', () => {
-  for (const size of [0, 1, 4097, (2 << 20) - 1, (2 << 20) + 1, 5 * (2 << 20) + 12345]) {
+  for (const size of [0, 1, 4097, BOUNCE - 1, BOUNCE + 1, 5 * BOUNCE + 12345, (2 << 20) + 1]) {
     const path = join(dir, `f${size}.bin`);
     const want = pattern(size);
     writeFileSync(path, want);
