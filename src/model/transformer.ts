@@ -26,6 +26,9 @@ import type { Weight } from './kernels/weight.js';
  */
 const DEFAULT_BATCH = 512;
 
+/** Most bytes of logits the wasm backend stages per output product (TransformerModel.outputProjection). */
+const OUTPUT_STAGING_BYTES = 4 << 20;
+
 /** Tokens in the load-time warm-up prefill (TransformerModel.warmup): enough for the prefill kernels' multi-token paths. */
 const WARMUP_TOKENS = 8;
 
@@ -321,10 +324,26 @@ export class TransformerModel implements Model {
     if (first > 0) x.copyWithin(0, first * E, nT * E);
     this.layerNorm(h, x, spec.outputNorm, E, nOut);
     const logits = opts.reuseLogits ? this.reusedLogits(nOut * c.nVocab) : new Float32Array(nOut * c.nVocab);
-    this.mm(logits, spec.output, h, E, c.nVocab, nOut);
+    this.outputProjection(logits, h, nOut);
     if (spec.finalSoftcap > 0) softcap(logits, 0, logits.length, spec.finalSoftcap);
     cache.advance(nT);
     return logits;
+  }
+
+  /**
+   * logits (nOut × nVocab) = the output projection of h's first nOut rows. A result outside the
+   * wasm backend's memory is made a few rows at a time: the backend stages each product's output
+   * in its memory, and staging is kept for reuse (never shrunk), so all 128 positions of a scoring
+   * chunk with a 32000-token vocabulary at once left 16 MiB staged beside the 16 MiB returned
+   * (128k tokens: 64 MiB). Each position's logits are the same bits either way.
+   */
+  private outputProjection(logits: Float32Array, h: Float32Array, nOut: number): void {
+    const V = this.config.nVocab, E = this.config.nEmbd, out = this.spec.output;
+    const rows = this.wasm && !this.wasm.heap.owns(logits) ? Math.max(1, Math.floor(OUTPUT_STAGING_BYTES / (4 * V))) : nOut;
+    for (let r = 0; r < nOut; r += rows) {
+      const n = Math.min(rows, nOut - r);
+      this.mm(n === nOut ? logits : logits.subarray(r * V, (r + n) * V), out, n === nOut ? h : h.subarray(r * E, (r + n) * E), E, V, n);
+    }
   }
 
   /**
