@@ -33,7 +33,7 @@ export function matmulSegments(typeFlags: i32, segs: usize, nSeg: i32, x: usize,
 
 /** Flag or-ed into matmul's `type`: the weight's row groups are interleaved (rows4.ts). */
 const INTERLEAVED: i32 = 0x100;
-/** Flag or-ed into matmul's `type`: xq holds quads (panel.ts packQuads), xd is unused. */
+/** Flag or-ed into matmul's `type`: xq holds quads (panel.ts quantizeQuads, packQuads), xd is unused. */
 const QUADS: i32 = 0x200;
 
 /** First byte the host may use (end of this module's static data). */
@@ -73,7 +73,7 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
   const cb = (typeFlags & INTERLEAVED) != 0 ? chunkBytes(type, nIn) : 0;
   const n4 = cb != 0 ? nOut & ~3 : 0, gbuf = scratch + xb;
   if ((typeFlags & QUADS) != 0) {
-    // xq: the activations interleaved four tokens at a time (panel.ts packQuads), whatever the
+    // xq: the activations interleaved four tokens at a time (panel.ts quantizeQuads), whatever the
     // token count (a host threshold of one token asks for quads for a single token too; the
     // decode kernels below would read that form as one token's blocks)
     quadRows(type, out, w, rb, cb, n4, xq, nIn, nOut, nTok, r0, r1, scratch);
