@@ -4,7 +4,8 @@
  *
  * Each measurement runs in a fresh child process per engine (so load time and peak RSS are the
  * engine's own): prefill of N tokens in one call, then N greedy decode steps. Engines alternate
- * within each repetition (order swapped every repetition); the table reports medians.
+ * within each repetition (order swapped every repetition); repetitions run in rounds over all the
+ * cells (a cell's runs a round apart); the table reports medians.
  * Memory bandwidth is measured too, and tokenloop's decode speed is put against the bandwidth
  * roofline: weight bytes read per token × tokens/s ÷ bandwidth.
  *
@@ -227,42 +228,55 @@ export async function main(argv: string[]): Promise<number> {
   };
   const gb = (v: number) => (v / 1e9).toFixed(1);
 
-  const rows: string[] = [];
-  const binaryLoads: number[] = [];
+  // Rounds: each round runs every cell (model × type × threads) once, both engines, so a cell's
+  // runs are a round apart (about 3 minutes in the default run). This host has slow phases of a
+  // minute or two that hit one engine's process and not the other's; with a cell's runs back to
+  // back one such phase took all of them (and the median), spread over the rounds it takes one.
+  interface Cell { model: string; type: string; threads: number; path: string; tokens: number[]; bpt: number; tl: Run[]; lc: Run[]; shares: number[]; bws: number[] }
+  const cells: Cell[] = [];
   for (const model of models) {
     for (const type of types) {
       const path = ensureModel(model, type, log);
       const tokens = benchTokens(nTok, vocabSize(path));
       const bpt = bytesPerToken(path);
-      for (const threads of threadList) {
-        const tl: Run[] = [], lc: Run[] = [];
-        const shares: number[] = [], bws: number[] = [];
-        const ours = async () => {
-          const before = await bandwidth(threads);
-          const run = await runTokenloop(path, threads, tokens, nTok, kvType);
-          tl.push(run);
-          if (!run.ok) return;
-          // with the threads tokenloop actually used (it never uses more than the cores)
-          const bw = run.threads === threads ? (before + (await bandwidth(threads))) / 2 : await bandwidth(run.threads);
-          bws.push(bw);
-          shares.push((bpt * tokPerSec(run.decodeTokens, run.decodeMs)) / bw);
-        };
-        for (let r = 0; r < runs; r++) {
-          // alternate which engine goes first, so drift (thermal, neighbours) hits both alike
-          if (r % 2 === 0) { await ours(); if (!values['no-peer']) lc.push(await runPeer(path, threads, tokens, nTok)); }
-          else { if (!values['no-peer']) lc.push(await runPeer(path, threads, tokens, nTok)); await ours(); }
-        }
-        const a = summarize(tl), b = values['no-peer'] ? summarize([failed('skipped (--no-peer)')]) : summarize(lc);
-        if (b.ok) binaryLoads.push(b.binaryMs);
-        const share = shares.length ? median(shares) : NaN, bwRow = bws.length ? median(bws) : NaN;
-        const agree = a.ok && b.ok ? a.tokens.findIndex((t, i) => t !== b.tokens[i]) : -2;
-        const agreeCell = agree === -2 ? '–' : agree === -1 ? `${a.tokens.length}/${a.tokens.length}` : `first ${agree}`;
-        const note = [!a.ok ? `tokenloop: ${a.error}` : '', !b.ok ? `llama.cpp: ${b.error}` : '', a.ok && a.threads !== threads ? `tokenloop used ${a.threads} thread(s)` : ''].filter(Boolean).join('; ');
-        const row = `| ${model} | ${type} | ${threads} | ${f(a.loadMs)} / ${f(b.loadMs)} | ${f(a.prefill)} / ${f(b.prefill)} | ${ratio(a.prefill, b.prefill)} | ${f(a.decode, 1)} / ${f(b.decode, 1)} | ${ratio(a.decode, b.decode)} | ${f(a.rssMiB)} / ${f(b.rssMiB)} | ${Number.isFinite(share) ? (share * 100).toFixed(1) + '%' : '–'} | ${gb(bwRow)} | ${agreeCell} | ${note.replace(/\|/g, '/')} | ${Number.isFinite(a.memory) ? a.memory.toFixed(2) + '×' : '–'} |`;
-        rows.push(row);
-        log(row);
-      }
+      for (const threads of threadList) cells.push({ model, type, threads, path, tokens, bpt, tl: [], lc: [], shares: [], bws: [] });
     }
+  }
+  for (let r = 0; r < runs; r++) {
+    for (const c of cells) {
+      const { path, threads, tokens } = c;
+      const ours = async () => {
+        const before = await bandwidth(threads);
+        const run = await runTokenloop(path, threads, tokens, nTok, kvType);
+        c.tl.push(run);
+        if (!run.ok) return;
+        // with the threads tokenloop actually used (it never uses more than the cores)
+        const bw = run.threads === threads ? (before + (await bandwidth(threads))) / 2 : await bandwidth(run.threads);
+        c.bws.push(bw);
+        c.shares.push((c.bpt * tokPerSec(run.decodeTokens, run.decodeMs)) / bw);
+      };
+      // alternate which engine goes first, so drift (thermal, neighbours) hits both alike
+      if (r % 2 === 0) { await ours(); if (!values['no-peer']) c.lc.push(await runPeer(path, threads, tokens, nTok)); }
+      else { if (!values['no-peer']) c.lc.push(await runPeer(path, threads, tokens, nTok)); await ours(); }
+      const t = c.tl[c.tl.length - 1], l = c.lc[c.lc.length - 1];
+      const rate = (x: Run | undefined) => (x?.ok ? `${f(tokPerSec(x.prefillTokens, x.prefillMs))} / ${f(tokPerSec(x.decodeTokens, x.decodeMs), 1)} tok/s` : x ? 'failed' : '–');
+      log(`round ${r + 1}/${runs} ${c.model} ${c.type} ${c.threads}T: tokenloop ${rate(t)}, llama.cpp ${rate(l)} (prefill / decode)`);
+    }
+  }
+
+  const rows: string[] = [];
+  const binaryLoads: number[] = [];
+  for (const c of cells) {
+    const { model, type, threads, tl, lc, shares, bws } = c;
+    const a = summarize(tl), b = values['no-peer'] ? summarize([failed('skipped (--no-peer)')]) : summarize(lc);
+    if (b.ok) binaryLoads.push(b.binaryMs);
+    const share = shares.length ? median(shares) : NaN, bwRow = bws.length ? median(bws) : NaN;
+    const agree = a.ok && b.ok ? a.tokens.findIndex((t, i) => t !== b.tokens[i]) : -2;
+    const agreeCell = agree === -2 ? '–' : agree === -1 ? `${a.tokens.length}/${a.tokens.length}` : `first ${agree}`;
+    const note = [!a.ok ? `tokenloop: ${a.error}` : '', !b.ok ? `llama.cpp: ${b.error}` : '', a.ok && a.threads !== threads ? `tokenloop used ${a.threads} thread(s)` : ''].filter(Boolean).join('; ');
+    const row = `| ${model} | ${type} | ${threads} | ${f(a.loadMs)} / ${f(b.loadMs)} | ${f(a.prefill)} / ${f(b.prefill)} | ${ratio(a.prefill, b.prefill)} | ${f(a.decode, 1)} / ${f(b.decode, 1)} | ${ratio(a.decode, b.decode)} | ${f(a.rssMiB)} / ${f(b.rssMiB)} | ${Number.isFinite(share) ? (share * 100).toFixed(1) + '%' : '–'} | ${gb(bwRow)} | ${agreeCell} | ${note.replace(/\|/g, '/')} | ${Number.isFinite(a.memory) ? a.memory.toFixed(2) + '×' : '–'} |`;
+    rows.push(row);
+    log(row);
   }
 
   const nlcVersion = (() => {
@@ -275,7 +289,7 @@ export async function main(argv: string[]): Promise<number> {
     `Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores; Node ${process.version}; node-llama-cpp ${nlcVersion} (prebuilt llama.cpp CPU binary).`,
     `Memory read bandwidth (wasm SIMD stream), measured before and after every tokenloop run: ${threadList.map((t) => { const v = seen.get(t) ?? [0]; return `${t} thread(s) ${gb(Math.min(...v))}–${gb(Math.max(...v))} GB/s`; }).join(', ')}.`,
     '',
-    `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated.`,
+    `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated; in rounds (each round runs every cell once), so a cell's runs are a round apart.`,
     `KV cache: ${kvType} in tokenloop, f16 in llama.cpp (its default).`,
     `Prefill: ${nTok} tokens in one call. Decode: ${nTok} greedy steps after it. Load: file → ready to run (llama.cpp: model + context; loading node-llama-cpp's native binary took a further ${f(median(binaryLoads))} ms per process, median, and is left out).`,
     'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline). Column `tokenloop memory`: tokenloop\'s peak RSS minus the process\'s RSS before loading, ÷ (model file + KV cache), median over the runs.',
