@@ -11,7 +11,8 @@
  *
  * Models are generated on first use into bench/models/ (git-ignored) with `synth`/`quantize`.
  * Usage: node --import tsx bench/compare.ts [--quick] [--models stories260K,15M,110M,1B]
- *   [--types F32,F16,Q8_0,Q4_0] [--threads 1,2] [--runs 3] [--tokens 128] [--kv-type f16|f32] [--out FILE]
+ *   [--types F32,F16,Q8_0,Q4_0] [--threads 1,2] [--runs 3] [--tokens 128] [--kv-type f16|f32] [--no-pin] [--out FILE]
+ * (--no-pin: one-thread runs go wherever the scheduler puts them instead of both engines of a round on one CPU.)
  * (--types also takes Q4_K and Q6_K, written by `quantize` from the F32 model; use them with 110M or 1B.)
  * Both engines keep an f16 KV cache by default here (llama.cpp's default type; tokenloop's library
  * default is f32, `--kv-type f32` measures that). `--tokens N` sets both the prompt and the number of
@@ -27,7 +28,7 @@ import { openGGUFSource } from '../src/tools/gguf-source.js';
 import { quantizeFile } from '../src/tools/quantize.js';
 import { synthFile } from '../src/tools/synth.js';
 import { measureBandwidth } from './bandwidth.js';
-import { runLlamaCpp, tokPerSec, type LlamaCppResult } from './llama-cpp.js';
+import { pinned, runLlamaCpp, tokPerSec, type LlamaCppResult } from './llama-cpp.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '..');
@@ -112,9 +113,10 @@ export function bytesPerToken(path: string): number {
 }
 
 /** One tokenloop measurement in a fresh child process (tokenloop-worker.ts). */
-export function runTokenloop(modelPath: string, threads: number, tokens: number[], decode: number, kvType: string): Promise<Run> {
+export function runTokenloop(modelPath: string, threads: number, tokens: number[], decode: number, kvType: string, cpu?: number): Promise<Run> {
   return new Promise((res) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(HERE, 'tokenloop-worker.ts'), JSON.stringify({ modelPath, threads, tokens, decode, kvType })], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [cmd, argv] = pinned(cpu, process.execPath, ['--import', 'tsx', join(HERE, 'tokenloop-worker.ts'), JSON.stringify({ modelPath, threads, tokens, decode, kvType })]);
+    const child = spawn(cmd, argv, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '', err = '';
     child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
     child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
@@ -127,9 +129,9 @@ export function runTokenloop(modelPath: string, threads: number, tokens: number[
   });
 }
 
-async function runPeer(modelPath: string, threads: number, tokens: number[], decode: number): Promise<Run> {
+async function runPeer(modelPath: string, threads: number, tokens: number[], decode: number, cpu?: number): Promise<Run> {
   try {
-    const r: LlamaCppResult = await runLlamaCpp({ modelPath, threads, tokens, decode });
+    const r: LlamaCppResult = await runLlamaCpp({ modelPath, threads, tokens, decode, cpu });
     return { ...r, ok: true };
   } catch (e) {
     return failed(e instanceof Error ? e.message : String(e));
@@ -195,6 +197,7 @@ export async function main(argv: string[]): Promise<number> {
       models: { type: 'string' }, types: { type: 'string' }, threads: { type: 'string' },
       runs: { type: 'string' }, tokens: { type: 'string' }, out: { type: 'string' },
       'no-peer': { type: 'boolean', default: false },
+      'no-pin': { type: 'boolean', default: false },
       'kv-type': { type: 'string', default: 'f16' },
     },
   });
@@ -245,9 +248,11 @@ export async function main(argv: string[]): Promise<number> {
   for (let r = 0; r < runs; r++) {
     for (const c of cells) {
       const { path, threads, tokens } = c;
+      // one thread: both engines of this round on the same CPU, the CPU changing round by round
+      const cpu = threads === 1 && !values['no-pin'] ? r % availableParallelism() : undefined;
       const ours = async () => {
         const before = await bandwidth(threads);
-        const run = await runTokenloop(path, threads, tokens, nTok, kvType);
+        const run = await runTokenloop(path, threads, tokens, nTok, kvType, cpu);
         c.tl.push(run);
         if (!run.ok) return;
         // with the threads tokenloop actually used (it never uses more than the cores)
@@ -256,11 +261,11 @@ export async function main(argv: string[]): Promise<number> {
         c.shares.push((c.bpt * tokPerSec(run.decodeTokens, run.decodeMs)) / bw);
       };
       // alternate which engine goes first, so drift (thermal, neighbours) hits both alike
-      if (r % 2 === 0) { await ours(); if (!values['no-peer']) c.lc.push(await runPeer(path, threads, tokens, nTok)); }
-      else { if (!values['no-peer']) c.lc.push(await runPeer(path, threads, tokens, nTok)); await ours(); }
+      if (r % 2 === 0) { await ours(); if (!values['no-peer']) c.lc.push(await runPeer(path, threads, tokens, nTok, cpu)); }
+      else { if (!values['no-peer']) c.lc.push(await runPeer(path, threads, tokens, nTok, cpu)); await ours(); }
       const t = c.tl[c.tl.length - 1], l = c.lc[c.lc.length - 1];
       const rate = (x: Run | undefined) => (x?.ok ? `${f(tokPerSec(x.prefillTokens, x.prefillMs))} / ${f(tokPerSec(x.decodeTokens, x.decodeMs), 1)} tok/s` : x ? 'failed' : '–');
-      log(`round ${r + 1}/${runs} ${c.model} ${c.type} ${c.threads}T: tokenloop ${rate(t)}, llama.cpp ${rate(l)} (prefill / decode)`);
+      log(`round ${r + 1}/${runs} ${c.model} ${c.type} ${c.threads}T${cpu === undefined ? '' : ` (CPU ${cpu})`}: tokenloop ${rate(t)}, llama.cpp ${rate(l)} (prefill / decode)`);
     }
   }
 
@@ -289,7 +294,7 @@ export async function main(argv: string[]): Promise<number> {
     `Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores; Node ${process.version}; node-llama-cpp ${nlcVersion} (prebuilt llama.cpp CPU binary).`,
     `Memory read bandwidth (wasm SIMD stream), measured before and after every tokenloop run: ${threadList.map((t) => { const v = seen.get(t) ?? [0]; return `${t} thread(s) ${gb(Math.min(...v))}–${gb(Math.max(...v))} GB/s`; }).join(', ')}.`,
     '',
-    `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated; in rounds (each round runs every cell once), so a cell's runs are a round apart.`,
+    `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated; in rounds (each round runs every cell once), so a cell's runs are a round apart.${values['no-pin'] ? '' : ' One-thread runs: both engines of a round on the same CPU (taskset), CPU = round mod cores.'}`,
     `KV cache: ${kvType} in tokenloop, f16 in llama.cpp (its default).`,
     `Prefill: ${nTok} tokens in one call. Decode: ${nTok} greedy steps after it. Load: file → ready to run (llama.cpp: model + context; loading node-llama-cpp's native binary took a further ${f(median(binaryLoads))} ms per process, median, and is left out).`,
     'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline). Column `tokenloop memory`: tokenloop\'s peak RSS minus the process\'s RSS before loading, ÷ (model file + KV cache), median over the runs.',

@@ -3,7 +3,7 @@
  * prebuilt CPU binary; never builds or downloads) in its own child process on one GGUF and
  * returns load time, prefill and decode speed and the child's peak RSS.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -21,6 +21,21 @@ export interface LlamaCppRunOptions {
   contextSize?: number;
   /** Kill the child after this many ms (default 300000). */
   timeoutMs?: number;
+  /** Run the child on this CPU only (taskset; see pinned()). */
+  cpu?: number;
+}
+
+let tasksetOk: boolean | null = null;
+
+/**
+ * [command, args] for running `cmd args` on CPU `cpu` only (Linux taskset), or as it is when cpu is
+ * undefined or taskset is missing. The bench pins both engines of a one-thread pair to the same
+ * CPU: the vCPUs of a shared VM are not alike from minute to minute (bench/HISTORY.md, session 29).
+ */
+export function pinned(cpu: number | undefined, cmd: string, args: string[]): [string, string[]] {
+  if (cpu === undefined) return [cmd, args];
+  tasksetOk ??= spawnSync('taskset', ['-c', '0', 'true']).status === 0;
+  return tasksetOk ? ['taskset', ['-c', String(cpu), cmd, ...args]] : [cmd, args];
 }
 
 export interface LlamaCppResult {
@@ -46,9 +61,10 @@ export class LlamaCppUnavailableError extends Error {}
 
 /** Run one measurement in a fresh child process. */
 export function runLlamaCpp(opts: LlamaCppRunOptions): Promise<LlamaCppResult> {
-  const { timeoutMs = 300_000, ...args } = opts;
+  const { timeoutMs = 300_000, cpu, ...args } = opts;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [WORKER, JSON.stringify(args)], {
+    const [cmd, argv] = pinned(cpu, process.execPath, [WORKER, JSON.stringify(args)]);
+    const child = spawn(cmd, argv, {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, NODE_LLAMA_CPP_SKIP_DOWNLOAD: 'true' },
     });
