@@ -11,8 +11,9 @@
  *
  * Models are generated on first use into bench/models/ (git-ignored) with `synth`/`quantize`.
  * Usage: node --import tsx bench/compare.ts [--quick] [--models stories260K,15M,110M,1B]
- *   [--types F32,F16,Q8_0,Q4_0] [--threads 1,2] [--runs 3] [--tokens 128] [--kv-type f16|f32] [--no-pin] [--out FILE]
- * (--no-pin: one-thread runs go wherever the scheduler puts them instead of both engines of a round on one CPU.)
+ *   [--types F32,F16,Q8_0,Q4_0] [--threads 1,2] [--runs 3] [--tokens 128] [--kv-type f16|f32] [--pin] [--out FILE]
+ * (--pin: both engines' one-thread processes of a round on the same CPU, helper threads included;
+ * by default they run where the scheduler puts them, as a user's process does.)
  * (--types also takes Q4_K and Q6_K, written by `quantize` from the F32 model; use them with 110M or 1B.)
  * Both engines keep an f16 KV cache by default here (llama.cpp's default type; tokenloop's library
  * default is f32, `--kv-type f32` measures that). `--tokens N` sets both the prompt and the number of
@@ -197,7 +198,7 @@ export async function main(argv: string[]): Promise<number> {
       models: { type: 'string' }, types: { type: 'string' }, threads: { type: 'string' },
       runs: { type: 'string' }, tokens: { type: 'string' }, out: { type: 'string' },
       'no-peer': { type: 'boolean', default: false },
-      'no-pin': { type: 'boolean', default: false },
+      pin: { type: 'boolean', default: false },
       'kv-type': { type: 'string', default: 'f16' },
     },
   });
@@ -249,7 +250,7 @@ export async function main(argv: string[]): Promise<number> {
     for (const c of cells) {
       const { path, threads, tokens } = c;
       // one thread: both engines of this round on the same CPU, the CPU changing round by round
-      const cpu = threads === 1 && !values['no-pin'] ? r % availableParallelism() : undefined;
+      const cpu = threads === 1 && values.pin ? r % availableParallelism() : undefined;
       const ours = async () => {
         const before = await bandwidth(threads);
         const run = await runTokenloop(path, threads, tokens, nTok, kvType, cpu);
@@ -294,7 +295,7 @@ export async function main(argv: string[]): Promise<number> {
     `Machine: ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores; Node ${process.version}; node-llama-cpp ${nlcVersion} (prebuilt llama.cpp CPU binary).`,
     `Memory read bandwidth (wasm SIMD stream), measured before and after every tokenloop run: ${threadList.map((t) => { const v = seen.get(t) ?? [0]; return `${t} thread(s) ${gb(Math.min(...v))}–${gb(Math.max(...v))} GB/s`; }).join(', ')}.`,
     '',
-    `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated; in rounds (each round runs every cell once), so a cell's runs are a round apart.${values['no-pin'] ? '' : ' One-thread runs: both engines of a round on the same CPU (taskset), CPU = round mod cores.'}`,
+    `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated; in rounds (each round runs every cell once), so a cell's runs are a round apart.${values.pin ? ' One-thread runs (--pin): both engines of a round on the same CPU (taskset), CPU = round mod cores.' : ''}`,
     `KV cache: ${kvType} in tokenloop, f16 in llama.cpp (its default).`,
     `Prefill: ${nTok} tokens in one call. Decode: ${nTok} greedy steps after it. Load: file → ready to run (llama.cpp: model + context; loading node-llama-cpp's native binary took a further ${f(median(binaryLoads))} ms per process, median, and is left out).`,
     'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline). Column `tokenloop memory`: tokenloop\'s peak RSS minus the process\'s RSS before loading, ÷ (model file + KV cache), median over the runs.',

@@ -29,8 +29,8 @@ let tasksetOk: boolean | null = null;
 
 /**
  * [command, args] for running `cmd args` on CPU `cpu` only (Linux taskset), or as it is when cpu is
- * undefined or taskset is missing. The bench pins both engines of a one-thread pair to the same
- * CPU: the vCPUs of a shared VM are not alike from minute to minute (bench/HISTORY.md, session 29).
+ * undefined or taskset is missing. `compare --pin` runs both engines of a one-thread pair on the
+ * same CPU: the vCPUs of a shared VM are not alike from minute to minute (bench/HISTORY.md, session 29).
  */
 export function pinned(cpu: number | undefined, cmd: string, args: string[]): [string, string[]] {
   if (cpu === undefined) return [cmd, args];
