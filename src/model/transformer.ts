@@ -340,9 +340,11 @@ export class TransformerModel implements Model {
   private outputProjection(logits: Float32Array, h: Float32Array, nOut: number): void {
     const V = this.config.nVocab, E = this.config.nEmbd, out = this.spec.output;
     const rows = this.wasm && !this.wasm.heap.owns(logits) ? Math.max(1, Math.floor(OUTPUT_STAGING_BYTES / (4 * V))) : nOut;
+    // one product (every decode step): no subarray views made
+    if (rows >= nOut) { this.mm(logits, out, h, E, V, nOut); return; }
     for (let r = 0; r < nOut; r += rows) {
       const n = Math.min(rows, nOut - r);
-      this.mm(n === nOut ? logits : logits.subarray(r * V, (r + n) * V), out, n === nOut ? h : h.subarray(r * E, (r + n) * E), E, V, n);
+      this.mm(logits.subarray(r * V, (r + n) * V), out, h.subarray(r * E, (r + n) * E), E, V, n);
     }
   }
 

@@ -131,9 +131,9 @@ export class WasmBackend {
   private readonly touched = new Map<number, number>();
   /**
    * What the int8 staging buffers hold (see quantized()); quads: the quads the input was last
-   * quantized into (0: none; xq and xd are then 0). Updated in place, like the result objects below: a decode step makes no garbage here
-   * (young-generation pages a step's garbage cycles through stay resident: about 3 MiB of a 110M
-   * Q4_0 run's peak RSS).
+   * quantized into (0: none; xq and xd are then 0). Updated in place, like the result objects
+   * below: a decode step makes no garbage here (young-generation pages a step's garbage cycles
+   * through stay resident: about 3 MiB of a 110M Q4_0 run's peak RSS).
    */
   private readonly lastQuant = { valid: false, i8: false, nIn: 0, nTok: 0, xq: 0, xd: 0, quads: 0 };
   /** quantized()'s result, reused. */

@@ -87,8 +87,6 @@ export interface KernelExports {
   storeKV(dst: number, src: number, nTok: number, heads: number, headDim: number, pos0: number, half: number, keys: number): void;
   /** dst (u16) = f16 bits of n f32 at src, round to nearest even (the f16 KV cache write). */
   storeHalf(dst: number, src: number, n: number): void;
-  /** n f32 at dst = the first n values of an f16 cache layer at src, in the f32 layout (src/kv/cache.ts kvIndex; heads of headDim values). */
-  widenCache(dst: number, src: number, n: number, headDim: number): void;
   /** Thread pool (assembly/pool.ts): publish an op whose arguments are written, its chunks dealt out to nThreads threads. */
   poolPublish(ctrl: number, op: number, nChunks: number, nThreads: number): void;
   /** Thread pool (assembly/pool.ts): the calling thread claims and runs chunks of the op just published at ctrl, then spins up to `spin` reads; returns the chunks finished. */

@@ -733,7 +733,7 @@ export function storeKVHeads(dst: usize, src: usize, nTok: i32, heads: i32, head
  * (src/kv/cache.ts kvIndex): the paired runs of the tile/column layout (head sizes that are
  * multiples of 16; n then a multiple of 8) put back in order, rows converted as they are. Exact.
  */
-export function widenCache(dst: usize, src: usize, n: i32, headDim: i32): void {
+function widenCache(dst: usize, src: usize, n: i32, headDim: i32): void {
   if ((headDim & 15) == 0) dequantGroupHalf(false, src, dst, n);
   else dequantRow(F16, src, dst, n);
 }

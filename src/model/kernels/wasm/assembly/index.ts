@@ -10,7 +10,7 @@ import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
 export { rmsnorm, rmsnormRows, softmax, swiglu, gelu, rope, ropeRows, add } from './ops';
-export { attention, attentionFold, attentionScratchBytes, attentionSegmentCount, attentionSegments, attentionWidenBytes, storeHalf, storeKV, widenCache } from './attention';
+export { attention, attentionFold, attentionScratchBytes, attentionSegmentCount, attentionSegments, attentionWidenBytes, storeHalf, storeKV } from './attention';
 export { chunkBytes, interleaveRows, interleaveTmpBytes, gatherRow, gatherRowAt, bandRows } from './interleave';
 export { hasQuads, packQuads, quadBytes, quadScratchBytes, quantizeQuads, quantizeQuadsTmpBytes } from './panel';
 export { poolPublish, poolWork, poolWorker } from './pool';
