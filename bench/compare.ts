@@ -63,7 +63,11 @@ interface Run {
   tokens: number[]; threads: number; peakRssBytes: number;
   /** llama.cpp only: loading node-llama-cpp's native binary (not part of loadMs). */
   binaryMs?: number;
-  /** tokenloop only: the process's RSS before loading, the model file's size and the KV cache's bytes (memoryShare). */
+  /**
+   * The process's RSS before loading (llama.cpp: once its native binary is loaded), and (tokenloop's
+   * worker reports them; a llama.cpp run is given its cell's) the model file's size and the KV
+   * cache's bytes for the requested context (memoryShare).
+   */
   baseRssBytes?: number; fileBytes?: number; cacheBytes?: number;
 }
 
@@ -169,7 +173,7 @@ function summarize(runs: Run[]): Summary {
 
 /**
  * What a run's engine added to its process's memory, against what it has to hold: (peak RSS −
- * the RSS before loading) ÷ (model file + KV cache). NaN when the run does not report them (llama.cpp).
+ * the RSS before loading) ÷ (model file + KV cache). NaN when the run does not report them.
  */
 export function memoryShare(r: Pick<Run, 'peakRssBytes' | 'baseRssBytes' | 'fileBytes' | 'cacheBytes'>): number {
   if (r.baseRssBytes === undefined || r.fileBytes === undefined || r.cacheBytes === undefined) return NaN;
@@ -188,6 +192,7 @@ function vocabSize(path: string): number {
 
 const f = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? (a / b).toFixed(2) + '×' : '–');
+const share2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) + '×' : '–');
 
 /** Run the benchmark; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -274,13 +279,17 @@ export async function main(argv: string[]): Promise<number> {
   const binaryLoads: number[] = [];
   for (const c of cells) {
     const { model, type, threads, tl, lc, shares, bws } = c;
+    // llama.cpp's memory share against the same file + the KV cache of the same context (its own
+    // cache may be larger: it rounds the context up)
+    const sized = tl.find((r) => r.ok && r.fileBytes !== undefined && r.cacheBytes !== undefined);
+    if (sized) for (const r of lc) if (r.ok) { r.fileBytes = sized.fileBytes; r.cacheBytes = sized.cacheBytes; }
     const a = summarize(tl), b = values['no-peer'] ? summarize([failed('skipped (--no-peer)')]) : summarize(lc);
     if (b.ok) binaryLoads.push(b.binaryMs);
     const share = shares.length ? median(shares) : NaN, bwRow = bws.length ? median(bws) : NaN;
     const agree = a.ok && b.ok ? a.tokens.findIndex((t, i) => t !== b.tokens[i]) : -2;
     const agreeCell = agree === -2 ? '–' : agree === -1 ? `${a.tokens.length}/${a.tokens.length}` : `first ${agree}`;
     const note = [!a.ok ? `tokenloop: ${a.error}` : '', !b.ok ? `llama.cpp: ${b.error}` : '', a.ok && a.threads !== threads ? `tokenloop used ${a.threads} thread(s)` : ''].filter(Boolean).join('; ');
-    const row = `| ${model} | ${type} | ${threads} | ${f(a.loadMs)} / ${f(b.loadMs)} | ${f(a.prefill)} / ${f(b.prefill)} | ${ratio(a.prefill, b.prefill)} | ${f(a.decode, 1)} / ${f(b.decode, 1)} | ${ratio(a.decode, b.decode)} | ${f(a.rssMiB)} / ${f(b.rssMiB)} | ${Number.isFinite(share) ? (share * 100).toFixed(1) + '%' : '–'} | ${gb(bwRow)} | ${agreeCell} | ${note.replace(/\|/g, '/')} | ${Number.isFinite(a.memory) ? a.memory.toFixed(2) + '×' : '–'} |`;
+    const row = `| ${model} | ${type} | ${threads} | ${f(a.loadMs)} / ${f(b.loadMs)} | ${f(a.prefill)} / ${f(b.prefill)} | ${ratio(a.prefill, b.prefill)} | ${f(a.decode, 1)} / ${f(b.decode, 1)} | ${ratio(a.decode, b.decode)} | ${f(a.rssMiB)} / ${f(b.rssMiB)} | ${Number.isFinite(share) ? (share * 100).toFixed(1) + '%' : '–'} | ${gb(bwRow)} | ${agreeCell} | ${note.replace(/\|/g, '/')} | ${share2(a.memory)} | ${share2(b.memory)} |`;
     rows.push(row);
     log(row);
   }
@@ -298,12 +307,12 @@ export async function main(argv: string[]): Promise<number> {
     `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated; in rounds (each round runs every cell once), so a cell's runs are a round apart.${values.pin ? ' One-thread runs (--pin): both engines of a round on the same CPU (taskset), CPU = round mod cores.' : ''}`,
     `KV cache: ${kvType} in tokenloop, f16 in llama.cpp (its default).`,
     `Prefill: ${nTok} tokens in one call. Decode: ${nTok} greedy steps after it. Load: file → ready to run (llama.cpp: model + context; loading node-llama-cpp's native binary took a further ${f(median(binaryLoads))} ms per process, median, and is left out).`,
-    'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline). Column `tokenloop memory`: tokenloop\'s peak RSS minus the process\'s RSS before loading, ÷ (model file + KV cache), median over the runs.',
+    'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline). Column `tokenloop memory`: tokenloop\'s peak RSS minus the process\'s RSS before loading, ÷ (model file + KV cache), median over the runs. Column `llama.cpp memory`: the same for llama.cpp, its baseline taken once node-llama-cpp\'s native binary is loaded, against the same file and KV cache size.',
     'Roofline: tokenloop decode tok/s × weight bytes read per token ÷ the bandwidth measured just before and after that run (mean of the two), median over the runs; column `bandwidth GB/s`: the median of those bandwidths.',
     'Greedy: how many decoded tokens agree between the engines (`first k`: they part at step k).',
     '',
-    '| model | type | threads | load ms | prefill tok/s | prefill ratio | decode tok/s | decode ratio | peak RSS MiB | tokenloop roofline | bandwidth GB/s | greedy | notes | tokenloop memory |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| model | type | threads | load ms | prefill tok/s | prefill ratio | decode tok/s | decode ratio | peak RSS MiB | tokenloop roofline | bandwidth GB/s | greedy | notes | tokenloop memory | llama.cpp memory |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     'Ratios are tokenloop ÷ llama.cpp (above 1× means tokenloop is faster).',

@@ -24,6 +24,7 @@ async function main() {
     return;
   }
   const tBinary = performance.now();
+  const baseRssBytes = process.memoryUsage().rss;
   const model = await llama.loadModel({ modelPath: opts.modelPath, gpuLayers: 0 });
   const tokens = opts.tokens ?? [model.tokens.bos, ...model.tokenize(opts.prompt ?? '')].filter((t) => t != null);
   if (tokens.length < 2) throw new Error('prompt needs at least 2 tokens');
@@ -56,7 +57,7 @@ async function main() {
     tokens: out,
     text: model.detokenize(out),
     threads: ctx.currentThreads ?? opts.threads,
-    peakRssBytes: process.resourceUsage().maxRSS * 1024,
+    peakRssBytes: process.resourceUsage().maxRSS * 1024, baseRssBytes,
     buildType: llama.buildType,
   });
   await ctx.dispose();

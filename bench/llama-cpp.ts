@@ -53,6 +53,8 @@ export interface LlamaCppResult {
   text: string;
   threads: number;
   peakRssBytes: number;
+  /** The process's RSS once the native binary was loaded, before the model (compare's `llama.cpp memory`). */
+  baseRssBytes?: number;
   buildType: string;
 }
 

@@ -44,8 +44,9 @@ test('memory share: what the engine added to its process, against the model file
   const MiB = 1 << 20;
   assert.equal(memoryShare({ peakRssBytes: 200 * MiB, baseRssBytes: 80 * MiB, fileBytes: 100 * MiB, cacheBytes: 20 * MiB }), 1);
   assert.equal(memoryShare({ peakRssBytes: 150 * MiB, baseRssBytes: 40 * MiB, fileBytes: 90 * MiB, cacheBytes: 10 * MiB }), 1.1);
-  // llama.cpp's runs report no baseline: no share
+  // a run without its baseline or sizes (a failed or older worker): no share
   assert.ok(Number.isNaN(memoryShare({ peakRssBytes: 150 * MiB })));
+  assert.ok(Number.isNaN(memoryShare({ peakRssBytes: 150 * MiB, baseRssBytes: 40 * MiB })));
 });
 
 test('the tokenloop bench worker reports what the memory share needs', { skip: needsShared() }, async () => {

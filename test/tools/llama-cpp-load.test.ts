@@ -30,6 +30,8 @@ test('files written by quantize and synth load and generate in llama.cpp (node-l
     const ref = await generate(STORIES);
     if (!ref) { t.skip('node-llama-cpp binary unavailable'); return; }
     assert.equal(ref.decodeTokens, 8);
+    // the baseline of the bench's `llama.cpp memory` column: after the native binary, below the peak
+    assert.ok(ref.baseRssBytes !== undefined && ref.baseRssBytes > 0 && ref.baseRssBytes < ref.peakRssBytes, `${ref.baseRssBytes} / ${ref.peakRssBytes}`);
     for (const type of ['Q8_0', 'Q4_0', 'F16', 'Q4_K']) { // Q4_K on 64-wide rows: llama.cpp's Q5_0 fallback
       const p = join(dir, `stories-${type}.gguf`);
       quantizeFile(STORIES, p, type);
