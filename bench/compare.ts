@@ -11,7 +11,7 @@
  *
  * Models are generated on first use into bench/models/ (git-ignored) with `synth`/`quantize`.
  * Usage: node --import tsx bench/compare.ts [--quick] [--models stories260K,15M,110M,1B]
- *   [--types F32,F16,Q8_0,Q4_0] [--threads 1,2] [--runs 3] [--tokens 128] [--kv-type f16|f32] [--pin] [--out FILE]
+ *   [--types F32,F16,Q8_0,Q4_0] [--threads 1,2] [--runs 5] [--tokens 128] [--kv-type f16|f32] [--pin] [--out FILE]
  * (--pin: both engines' one-thread processes of a round on the same CPU, helper threads included;
  * by default they run where the scheduler puts them, as a user's process does.)
  * (--types also takes Q4_K and Q6_K, written by `quantize` from the F32 model; use them with 110M or 1B.)
@@ -212,7 +212,11 @@ export async function main(argv: string[]): Promise<number> {
   const models = list(values.models, quick ? ['stories260K', '15M'] : DEFAULT_MODELS);
   const types = list(values.types, quick ? ['F32', 'Q8_0'] : TYPES);
   const threadList = list(values.threads, quick ? ['1'] : ['1', '2']).map(Number);
-  const runs = Number(values.runs ?? (quick ? 1 : 3));
+  // Five runs by default: on the bench VM a one-thread process draws a slow or a fast vCPU for
+  // minutes at a time (bench/HISTORY.md, session 29), and with three runs two slow draws of one
+  // engine set the median (session 30's first full run: 110M F32 decode 45.7, 45.1 and 57.7 tok/s);
+  // with five it takes three.
+  const runs = Number(values.runs ?? (quick ? 1 : 5));
   const nTok = Number(values.tokens ?? (quick ? 32 : 128));
   const outPath = values.out ?? join(HERE, 'results', 'latest.md');
   const kvType = values['kv-type']!;
