@@ -56,13 +56,29 @@ parentPort.postMessage(sink);
 
 export interface BandwidthResult { threads: number; bytesPerSec: number }
 
+let buffer: { mib: number; memory: { buffer: SharedArrayBuffer }; module: object } | null = null;
+
+/**
+ * The buffer measureBandwidth streams through (`mib` MiB, every page committed) and its reader
+ * module: made once per process and kept. A new one per call was garbage V8 did not hurry to
+ * collect (256 MiB of shared memory outside a small JavaScript heap), so a five-round compare,
+ * 240 measurements, grew to 24 GB and was killed for it.
+ */
+export function bandwidthBuffer(mib: number): { memory: { buffer: SharedArrayBuffer }; module: object } {
+  if (buffer?.mib !== mib) {
+    buffer = null; // the old one (another size) is garbage before the new one exists
+    const pages = (mib << 20) / 65536;
+    const memory = new Wasm.Memory({ initial: pages, maximum: pages, shared: true });
+    new Uint32Array(memory.buffer).fill(0x01010101); // commit every page (zero pages would read from one cached page)
+    buffer = { mib, memory, module: new Wasm.Module(readerModuleBytes()) };
+  }
+  return buffer;
+}
+
 /** Measure read bandwidth with `threads` threads over `mib` MiB (default 256), best of `trials`. */
 export async function measureBandwidth(threads: number, mib = 256, trials = 3): Promise<BandwidthResult> {
   const bytes = mib << 20;
-  const pages = bytes / 65536;
-  const memory = new Wasm.Memory({ initial: pages, maximum: pages, shared: true });
-  new Uint32Array(memory.buffer).fill(0x01010101); // commit every page (zero pages would read from one cached page)
-  const module = new Wasm.Module(readerModuleBytes());
+  const { memory, module } = bandwidthBuffer(mib);
   const slice = Math.floor(bytes / threads / 64) * 64;
   const reps = 4;
   let best = 0;

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readerModuleBytes, measureBandwidth } from '../../bench/bandwidth.ts';
+import { bandwidthBuffer, readerModuleBytes, measureBandwidth } from '../../bench/bandwidth.ts';
 import { DEFAULT_MODELS, benchShape, benchTokens, bytesPerToken, memoryShare, runTokenloop } from '../../bench/compare.ts';
 import { needsShared, sharedPath } from '../helpers.ts';
 import { readFileSync, statSync } from 'node:fs';
@@ -26,6 +26,20 @@ test('bandwidth reader (hand-assembled wasm) reads every 16-byte lane of its ran
 test('measureBandwidth reports a plausible rate', async () => {
   const r = await measureBandwidth(1, 64, 1);
   assert.ok(r.bytesPerSec > 5e8 && r.bytesPerSec < 1e12, `${r.bytesPerSec} B/s`);
+});
+
+test('measureBandwidth streams one buffer per process, not a new one per call', async () => {
+  // a compare run measures hundreds of times: a 256 MiB buffer each had grown one to 24 GB
+  const a = bandwidthBuffer(16);
+  assert.equal(a.memory.buffer.byteLength, 16 << 20);
+  assert.equal(new Uint32Array(a.memory.buffer)[12345], 0x01010101); // committed, not zero pages
+  await measureBandwidth(1, 16, 1);
+  await measureBandwidth(2, 16, 1);
+  assert.equal(bandwidthBuffer(16), a);
+  // another size replaces it
+  const b = bandwidthBuffer(8);
+  assert.notEqual(b, a);
+  assert.equal(b.memory.buffer.byteLength, 8 << 20);
 });
 
 test('bench prompt ids and weight bytes per decoded token', { skip: needsShared() }, () => {
