@@ -192,7 +192,8 @@ function vocabSize(path: string): number {
 
 const f = (x: number, d = 0) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const ratio = (a: number, b: number) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? (a / b).toFixed(2) + '×' : '–');
-const share2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) + '×' : '–');
+/** A multiple (a memory share) as a table cell. */
+const timesCell = (x: number) => (Number.isFinite(x) ? x.toFixed(2) + '×' : '–');
 
 /** Run the benchmark; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -293,7 +294,7 @@ export async function main(argv: string[]): Promise<number> {
     const agree = a.ok && b.ok ? a.tokens.findIndex((t, i) => t !== b.tokens[i]) : -2;
     const agreeCell = agree === -2 ? '–' : agree === -1 ? `${a.tokens.length}/${a.tokens.length}` : `first ${agree}`;
     const note = [!a.ok ? `tokenloop: ${a.error}` : '', !b.ok ? `llama.cpp: ${b.error}` : '', a.ok && a.threads !== threads ? `tokenloop used ${a.threads} thread(s)` : ''].filter(Boolean).join('; ');
-    const row = `| ${model} | ${type} | ${threads} | ${f(a.loadMs)} / ${f(b.loadMs)} | ${f(a.prefill)} / ${f(b.prefill)} | ${ratio(a.prefill, b.prefill)} | ${f(a.decode, 1)} / ${f(b.decode, 1)} | ${ratio(a.decode, b.decode)} | ${f(a.rssMiB)} / ${f(b.rssMiB)} | ${Number.isFinite(share) ? (share * 100).toFixed(1) + '%' : '–'} | ${gb(bwRow)} | ${agreeCell} | ${note.replace(/\|/g, '/')} | ${share2(a.memory)} | ${share2(b.memory)} |`;
+    const row = `| ${model} | ${type} | ${threads} | ${f(a.loadMs)} / ${f(b.loadMs)} | ${f(a.prefill)} / ${f(b.prefill)} | ${ratio(a.prefill, b.prefill)} | ${f(a.decode, 1)} / ${f(b.decode, 1)} | ${ratio(a.decode, b.decode)} | ${f(a.rssMiB)} / ${f(b.rssMiB)} | ${Number.isFinite(share) ? (share * 100).toFixed(1) + '%' : '–'} | ${gb(bwRow)} | ${agreeCell} | ${note.replace(/\|/g, '/')} | ${timesCell(a.memory)} | ${timesCell(b.memory)} |`;
     rows.push(row);
     log(row);
   }
