@@ -566,27 +566,23 @@ export class WasmBackend {
   private quantized(type: number, xp: number, nIn: number, nTok: number, quads: boolean, again: boolean): { xq: number; xd: number } {
     const i8 = this.kernels.compactInt8(type) === 1;
     const nb = (nIn / 32) * nTok;
-    const out = this.quantOut;
-    const q = this.lastQuant;
+    // where this form goes: quads at xt, or int8 blocks at xq, xd (the other form's fields 0, as lastQuant records them)
+    let xq = 0, xd = 0, xt = 0;
     if (quads) {
-      const xt = this.stage('q.xt', this.kernels.quadBytes(type, nIn, nTok));
+      xt = this.stage('q.xt', this.kernels.quadBytes(type, nIn, nTok));
       this.ensureScratch(this.kernels.quantizeQuadsTmpBytes(type, nIn));
-      out.xq = xt; out.xd = 0;
-      if (this.dry) return out;
-      if (again && q.valid && q.quads === xt && q.i8 === i8 && q.nIn === nIn && q.nTok === nTok) return out;
-      if (this.pool && nb * 32 >= this.parallelMinValues) this.pool.quantizeQuads(type, xt, xp, nIn, nTok, this.scratch.ptr, this.scratch.stride);
-      else this.kernels.quantizeQuads(type, xt, xp, nIn, nTok, 0, (nTok + 3) >> 2, this.scratch.ptr);
-      q.valid = true; q.i8 = i8; q.nIn = nIn; q.nTok = nTok; q.xq = 0; q.xd = 0; q.quads = xt;
-      return out;
+    } else {
+      xq = this.stage('q.xq', nb * (i8 ? 32 : 64)); xd = this.stage('q.xd', nb * 8);
     }
-    const xq = this.stage('q.xq', nb * (i8 ? 32 : 64)), xd = this.stage('q.xd', nb * 8);
-    out.xq = xq; out.xd = xd;
+    const out = this.quantOut;
+    out.xq = quads ? xt : xq; out.xd = xd;
     if (this.dry) return out;
-    const same = again && q.valid && q.i8 === i8 && q.nIn === nIn && q.nTok === nTok && q.xq === xq && q.xd === xd;
-    if (!same) {
-      this.quantizeBlocks(xq, xd, xp, nb, i8);
-      q.valid = true; q.i8 = i8; q.nIn = nIn; q.nTok = nTok; q.xq = xq; q.xd = xd; q.quads = 0;
-    }
+    const q = this.lastQuant;
+    if (again && q.valid && q.i8 === i8 && q.nIn === nIn && q.nTok === nTok && q.xq === xq && q.xd === xd && q.quads === xt) return out;
+    if (!quads) this.quantizeBlocks(xq, xd, xp, nb, i8);
+    else if (this.pool && nb * 32 >= this.parallelMinValues) this.pool.quantizeQuads(type, xt, xp, nIn, nTok, this.scratch.ptr, this.scratch.stride);
+    else this.kernels.quantizeQuads(type, xt, xp, nIn, nTok, 0, (nTok + 3) >> 2, this.scratch.ptr);
+    q.valid = true; q.i8 = i8; q.nIn = nIn; q.nTok = nTok; q.xq = xq; q.xd = xd; q.quads = xt;
     return out;
   }
 
