@@ -28,6 +28,7 @@ import { parseArgs } from 'node:util';
 import { openGGUFSource } from '../src/tools/gguf-source.js';
 import { quantizeFile } from '../src/tools/quantize.js';
 import { synthFile } from '../src/tools/synth.js';
+import { idleWorkerBytes } from './idle-worker.js';
 import { measureBandwidth } from './bandwidth.js';
 import { pinned, runLlamaCpp, tokPerSec, type LlamaCppResult } from './llama-cpp.js';
 
@@ -153,11 +154,12 @@ const median = (xs: number[]): number => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-interface Summary { ok: boolean; error?: string; loadMs: number; binaryMs: number; prefill: number; decode: number; rssMiB: number; memory: number; threads: number; tokens: number[] }
+interface Summary { ok: boolean; error?: string; loadMs: number; binaryMs: number; prefill: number; decode: number; rssMiB: number; memory: number; memoryLessWorkers: number; threads: number; tokens: number[] }
 
-function summarize(runs: Run[]): Summary {
+/** `workerBytes`: what one idle Node worker thread costs (idleWorkerBytes), for memoryLessWorkers. */
+function summarize(runs: Run[], workerBytes = NaN): Summary {
   const ok = runs.filter((r) => r.ok);
-  if (ok.length === 0) return { ok: false, error: runs[0]?.error ?? 'no runs', loadMs: NaN, binaryMs: NaN, prefill: NaN, decode: NaN, rssMiB: NaN, memory: NaN, threads: 0, tokens: [] };
+  if (ok.length === 0) return { ok: false, error: runs[0]?.error ?? 'no runs', loadMs: NaN, binaryMs: NaN, prefill: NaN, decode: NaN, rssMiB: NaN, memory: NaN, memoryLessWorkers: NaN, threads: 0, tokens: [] };
   return {
     ok: true,
     loadMs: median(ok.map((r) => r.loadMs)),
@@ -166,6 +168,7 @@ function summarize(runs: Run[]): Summary {
     decode: median(ok.map((r) => tokPerSec(r.decodeTokens, r.decodeMs))),
     rssMiB: median(ok.map((r) => r.peakRssBytes / 1048576)),
     memory: median(ok.map(memoryShare)),
+    memoryLessWorkers: median(ok.map((r) => memoryShare(r, (r.threads - 1) * workerBytes))),
     threads: ok[0]!.threads,
     tokens: ok[0]!.tokens,
   };
@@ -173,11 +176,13 @@ function summarize(runs: Run[]): Summary {
 
 /**
  * What a run's engine added to its process's memory, against what it has to hold: (peak RSS −
- * the RSS before loading) ÷ (model file + KV cache). NaN when the run does not report them.
+ * the RSS before loading − `runtimeBytes`) ÷ (model file + KV cache). NaN when the run does not
+ * report them. `runtimeBytes`: a further share of the runtime's own to leave out (the idle cost of
+ * the run's worker threads, for compare's `less idle workers` column).
  */
-export function memoryShare(r: Pick<Run, 'peakRssBytes' | 'baseRssBytes' | 'fileBytes' | 'cacheBytes'>): number {
+export function memoryShare(r: Pick<Run, 'peakRssBytes' | 'baseRssBytes' | 'fileBytes' | 'cacheBytes'>, runtimeBytes = 0): number {
   if (r.baseRssBytes === undefined || r.fileBytes === undefined || r.cacheBytes === undefined) return NaN;
-  return (r.peakRssBytes - r.baseRssBytes) / (r.fileBytes + r.cacheBytes);
+  return (r.peakRssBytes - r.baseRssBytes - runtimeBytes) / (r.fileBytes + r.cacheBytes);
 }
 
 /** Prompt ids: BOS (1) then a fixed spread over the vocabulary (ids ≥ 3 skip unk/bos/eos). */
@@ -280,6 +285,8 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
 
+  // the runtime's cost of one idle worker thread, measured in fresh processes after the runs
+  const workerBytes = threadList.some((t) => t > 1) ? idleWorkerBytes() : NaN;
   const rows: string[] = [];
   const binaryLoads: number[] = [];
   for (const c of cells) {
@@ -288,13 +295,13 @@ export async function main(argv: string[]): Promise<number> {
     // cache may be larger: it rounds the context up)
     const sized = tl.find((r) => r.ok && r.fileBytes !== undefined && r.cacheBytes !== undefined);
     if (sized) for (const r of lc) if (r.ok) { r.fileBytes = sized.fileBytes; r.cacheBytes = sized.cacheBytes; }
-    const a = summarize(tl), b = values['no-peer'] ? summarize([failed('skipped (--no-peer)')]) : summarize(lc);
+    const a = summarize(tl, workerBytes), b = values['no-peer'] ? summarize([failed('skipped (--no-peer)')]) : summarize(lc);
     if (b.ok) binaryLoads.push(b.binaryMs);
     const share = shares.length ? median(shares) : NaN, bwRow = bws.length ? median(bws) : NaN;
     const agree = a.ok && b.ok ? a.tokens.findIndex((t, i) => t !== b.tokens[i]) : -2;
     const agreeCell = agree === -2 ? '–' : agree === -1 ? `${a.tokens.length}/${a.tokens.length}` : `first ${agree}`;
     const note = [!a.ok ? `tokenloop: ${a.error}` : '', !b.ok ? `llama.cpp: ${b.error}` : '', a.ok && a.threads !== threads ? `tokenloop used ${a.threads} thread(s)` : ''].filter(Boolean).join('; ');
-    const row = `| ${model} | ${type} | ${threads} | ${f(a.loadMs)} / ${f(b.loadMs)} | ${f(a.prefill)} / ${f(b.prefill)} | ${ratio(a.prefill, b.prefill)} | ${f(a.decode, 1)} / ${f(b.decode, 1)} | ${ratio(a.decode, b.decode)} | ${f(a.rssMiB)} / ${f(b.rssMiB)} | ${Number.isFinite(share) ? (share * 100).toFixed(1) + '%' : '–'} | ${gb(bwRow)} | ${agreeCell} | ${note.replace(/\|/g, '/')} | ${timesCell(a.memory)} | ${timesCell(b.memory)} |`;
+    const row = `| ${model} | ${type} | ${threads} | ${f(a.loadMs)} / ${f(b.loadMs)} | ${f(a.prefill)} / ${f(b.prefill)} | ${ratio(a.prefill, b.prefill)} | ${f(a.decode, 1)} / ${f(b.decode, 1)} | ${ratio(a.decode, b.decode)} | ${f(a.rssMiB)} / ${f(b.rssMiB)} | ${Number.isFinite(share) ? (share * 100).toFixed(1) + '%' : '–'} | ${gb(bwRow)} | ${agreeCell} | ${note.replace(/\|/g, '/')} | ${timesCell(a.memory)} | ${timesCell(b.memory)} | ${timesCell(a.memoryLessWorkers)} |`;
     rows.push(row);
     log(row);
   }
@@ -312,12 +319,12 @@ export async function main(argv: string[]): Promise<number> {
     `Each cell: tokenloop / llama.cpp, median of ${runs} run(s), each engine in its own fresh process, runs alternated; in rounds (each round runs every cell once), so a cell's runs are a round apart.${values.pin ? ' One-thread runs (--pin): both engines of a round on the same CPU (taskset), CPU = round mod cores.' : ''}`,
     `KV cache: ${kvType} in tokenloop, f16 in llama.cpp (its default).`,
     `Prefill: ${nTok} tokens in one call. Decode: ${nTok} greedy steps after it. Load: file → ready to run (llama.cpp: model + context; loading node-llama-cpp's native binary took a further ${f(median(binaryLoads))} ms per process, median, and is left out).`,
-    'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline). Column `tokenloop memory`: tokenloop\'s peak RSS minus the process\'s RSS before loading, ÷ (model file + KV cache), median over the runs. Column `llama.cpp memory`: the same for llama.cpp, its baseline taken once node-llama-cpp\'s native binary is loaded, against the same file and KV cache size.',
+    'Peak RSS of the whole process (tokenloop runs TypeScript through tsx, which adds its own baseline). Column `tokenloop memory`: tokenloop\'s peak RSS minus the process\'s RSS before loading, ÷ (model file + KV cache), median over the runs. Column `llama.cpp memory`: the same for llama.cpp, its baseline taken once node-llama-cpp\'s native binary is loaded, against the same file and KV cache size.' + (Number.isFinite(workerBytes) ? ` Column \`tokenloop memory less idle workers\`: the same as \`tokenloop memory\` less ${(workerBytes / 1048576).toFixed(1)} MiB per worker thread (threads − 1: the calling thread is the first), what one idle Node worker thread (nothing loaded, parked in Atomics.wait) adds to a fresh process's RSS, median of 5 (bench/idle-worker.ts).` : ''),
     'Roofline: tokenloop decode tok/s × weight bytes read per token ÷ the bandwidth measured just before and after that run (mean of the two), median over the runs; column `bandwidth GB/s`: the median of those bandwidths.',
     'Greedy: how many decoded tokens agree between the engines (`first k`: they part at step k).',
     '',
-    '| model | type | threads | load ms | prefill tok/s | prefill ratio | decode tok/s | decode ratio | peak RSS MiB | tokenloop roofline | bandwidth GB/s | greedy | notes | tokenloop memory | llama.cpp memory |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| model | type | threads | load ms | prefill tok/s | prefill ratio | decode tok/s | decode ratio | peak RSS MiB | tokenloop roofline | bandwidth GB/s | greedy | notes | tokenloop memory | llama.cpp memory | tokenloop memory less idle workers |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     'Ratios are tokenloop ÷ llama.cpp (above 1× means tokenloop is faster).',

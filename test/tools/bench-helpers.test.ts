@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { idleWorkerBytes } from '../../bench/idle-worker.ts';
 import { bandwidthBuffer, readerModuleBytes, measureBandwidth } from '../../bench/bandwidth.ts';
 import { DEFAULT_MODELS, benchShape, benchTokens, bytesPerToken, memoryShare, runTokenloop } from '../../bench/compare.ts';
 import { needsShared, sharedPath } from '../helpers.ts';
@@ -61,6 +62,14 @@ test('memory share: what the engine added to its process, against the model file
   // a run without its baseline or sizes (a failed or older worker): no share
   assert.ok(Number.isNaN(memoryShare({ peakRssBytes: 150 * MiB })));
   assert.ok(Number.isNaN(memoryShare({ peakRssBytes: 150 * MiB, baseRssBytes: 40 * MiB })));
+  // less a runtime share (compare's idle-worker column): 10 MiB of the 110 left out
+  assert.equal(memoryShare({ peakRssBytes: 150 * MiB, baseRssBytes: 40 * MiB, fileBytes: 90 * MiB, cacheBytes: 10 * MiB }, 10 * MiB), 1);
+});
+
+test('idleWorkerBytes: what one parked Node worker thread adds to a fresh process', () => {
+  // a Node worker has its own V8 heap, malloc arena and stack: megabytes, not bytes, and not hundreds
+  const MiB = 1 << 20, b = idleWorkerBytes(3);
+  assert.ok(b > 1 * MiB && b < 64 * MiB, `${b} bytes`);
 });
 
 test('the tokenloop bench worker reports what the memory share needs', { skip: needsShared() }, async () => {
