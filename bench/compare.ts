@@ -168,7 +168,7 @@ function summarize(runs: Run[], workerBytes = NaN): Summary {
     decode: median(ok.map((r) => tokPerSec(r.decodeTokens, r.decodeMs))),
     rssMiB: median(ok.map((r) => r.peakRssBytes / 1048576)),
     memory: median(ok.map(memoryShare)),
-    memoryLessWorkers: median(ok.map((r) => memoryShare(r, (r.threads - 1) * workerBytes))),
+    memoryLessWorkers: median(ok.map((r) => memoryShare(r, r.threads > 1 ? (r.threads - 1) * workerBytes : 0))),
     threads: ok[0]!.threads,
     tokens: ok[0]!.tokens,
   };
@@ -285,8 +285,12 @@ export async function main(argv: string[]): Promise<number> {
     }
   }
 
-  // the runtime's cost of one idle worker thread, measured in fresh processes after the runs
-  const workerBytes = threadList.some((t) => t > 1) ? idleWorkerBytes() : NaN;
+  // the runtime's cost of one idle worker thread, measured in fresh processes after the runs (a
+  // failed probe leaves its column empty rather than losing the runs)
+  let workerBytes = NaN;
+  if (threadList.some((t) => t > 1)) {
+    try { workerBytes = idleWorkerBytes(); } catch (e) { log(`idle worker probe: ${e instanceof Error ? e.message : String(e)}`); }
+  }
   const rows: string[] = [];
   const binaryLoads: number[] = [];
   for (const c of cells) {
