@@ -20,7 +20,7 @@ const INTERLEAVED: [GGMLType, number[]][] = [
   [GGMLType.F32, [16, 96]], [GGMLType.F16, [32, 96]], [GGMLType.BF16, [32, 96]], [GGMLType.Q8_0, [96, 320]], [GGMLType.Q4_0, [96, 320]],
   [GGMLType.Q4_K, [256, 512]], [GGMLType.Q5_K, [256, 512]],
 ];
-const QUANT = new Set([GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q5_K]);
+const QUANT = new Set([GGMLType.Q8_0, GGMLType.Q4_0, GGMLType.Q4_K, GGMLType.Q5_K, GGMLType.Q6_K]);
 
 /** A private copy of w (interleaving must not touch the caller's array). */
 function copyOf(w: { type: GGMLType; data: ArrayBufferView }, nIn: number, nOut: number) {
@@ -81,6 +81,52 @@ for (const [type, sizes] of INTERLEAVED) {
     }
   });
 }
+
+test('packed Q6_K (relaxed build): every path gives the bits of the GGUF-order rows, rows read back exactly, the packing undoes exactly', { skip: one.variant !== 'relaxed' && 'relaxed SIMD unavailable here' }, () => {
+  const rng = createRng(606);
+  const type = GGMLType.Q6_K;
+  for (const nIn of [256, 512]) {
+    for (const nOut of [1, 4, 7, 13, 130]) {
+      const w = randWeight(rng, type, nIn, nOut);
+      const wf = weightToF32(w, nIn, nOut);
+      const plain = copyOf(w, nIn, nOut), w1 = copyOf(w, nIn, nOut), w2 = copyOf(w, nIn, nOut);
+      assert.equal(one.interleave(w1), nOut >= 4);
+      assert.equal(two.interleave(w2), nOut >= 4);
+      // decode (dotQ6Kp), a few tokens (rows unpacked into GGUF order), quads (8+ tokens: packed panels)
+      for (const nTok of [1, 3, 9, 21]) {
+        const x = randF32(rng, nIn * nTok);
+        for (let i = 0; i < x.length; i++) if (i % 7 === 3) x[i] = x[i]! * 40;
+        const { y, mag } = refMatmul(wf, x, nIn, nOut, nTok);
+        const want = new Float32Array(nOut * nTok), a = new Float32Array(nOut * nTok), b = new Float32Array(nOut * nTok);
+        one.matmul(want, plain, x, nIn, nOut, nTok);
+        one.matmul(a, w1, x, nIn, nOut, nTok);
+        two.matmul(b, w2, x, nIn, nOut, nTok);
+        assertClose(a, y, mag, wf, x, type, true, nIn, nOut, nTok, 'packed');
+        assert.deepEqual(a, want, `nIn=${nIn} nOut=${nOut} nTok=${nTok}: packed rows differ from GGUF-order rows`);
+        assert.deepEqual(b, a, `nIn=${nIn} nOut=${nOut} nTok=${nTok}: 2 threads differ from 1`);
+      }
+      const got = new Float32Array(nIn), ref = new Float32Array(nIn);
+      for (let r = 0; r < nOut; r++) {
+        assert.equal(one.readRow(got, 0, w1, r, nIn), nOut >= 4);
+        if (nOut < 4) continue;
+        readRow(ref, 0, { name: 'w', type, dims: [nIn, nOut], data: w.data as Uint8Array }, r, nIn);
+        assert.deepEqual(got, ref, `nIn=${nIn} nOut=${nOut}: row ${r}`);
+      }
+    }
+  }
+  // packed in place in the heap, then every row unpacked: the original bytes
+  const nIn = 512, nOut = 6, rb = (nIn / 256) * 210;
+  const w = randWeight(rng, type, nIn, nOut);
+  const bytes = one.heap.allocate(w.data.byteLength);
+  bytes.set(w.data as Uint8Array);
+  assert.equal(one.interleave({ type, name: 'h', dims: [nIn, nOut], data: bytes }), true);
+  assert.notDeepEqual(bytes, w.data, 'rearranged in place');
+  const row = one.heap.allocate(rb);
+  for (let r = 0; r < nOut; r++) {
+    one.kernels.gatherRowAt(row.byteOffset, bytes.byteOffset, r, rb, 210, nIn, nOut, 0);
+    assert.deepEqual(row, (w.data as Uint8Array).subarray(r * rb, (r + 1) * rb), `row ${r}`);
+  }
+});
 
 test('a decode row has the same value whichever group, trailing position or row range computes it', () => {
   // A 9-row matrix: rows 0..7 form two groups, row 8 trails in GGUF order. Its rows 4..8 as a
@@ -170,7 +216,8 @@ for (const type of [GGMLType.Q4_0, GGMLType.Q8_0]) test(`transposed ${typeName(t
 
 test('interleave leaves other types, short matrices and ragged rows alone; heap-owned weights are rearranged in place', () => {
   const rng = createRng(9);
-  assert.equal(one.interleave({ ...copyOf(randWeight(rng, GGMLType.Q6_K, 256, 8), 256, 8) }), false);
+  assert.equal(one.interleave({ ...copyOf(randWeight(rng, GGMLType.Q5_0, 256, 8), 256, 8) }), false);
+  assert.equal(simdOne.interleave({ ...copyOf(randWeight(rng, GGMLType.Q6_K, 256, 8), 256, 8) }), false, 'Q6_K is packed in the relaxed build only');
   assert.equal(one.interleave({ ...copyOf(randWeight(rng, GGMLType.Q8_0, 64, 3), 64, 3) }), false, 'fewer than 4 rows');
   assert.equal(one.interleave({ ...copyOf(randWeight(rng, GGMLType.F32, 40, 8), 40, 8) }), false, 'rows not a multiple of 16');
   const nIn = 64, nOut = 8;

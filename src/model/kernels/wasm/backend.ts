@@ -172,8 +172,9 @@ export class WasmBackend {
    * Rearrange a matrix weight (dims [nIn, nOut]) used only through matmul into the row-interleaved
    * layout of the decode kernels (wasm/assembly/rows4.ts), once: in place when its bytes live in
    * this backend's memory (a model file read with this heap's allocator, so nothing else may read
-   * those bytes as GGUF rows afterwards), else in the backend's own copy. F32, F16, BF16, Q8_0 and Q4_0;
-   * other types and shapes are left as they are. Returns whether the weight is interleaved.
+   * those bytes as GGUF rows afterwards), else in the backend's own copy. F32, F16, BF16, Q8_0, Q4_0,
+   * Q4_K and Q5_K; Q6_K in the relaxed build (packed row by row, not grouped: wasm/assembly/q8.ts
+   * q6Pack); other types and shapes are left as they are. Returns whether the weight is interleaved.
    */
   interleave(w: MatrixWeight & { dims: readonly number[] }): boolean {
     if (this.interleaved.has(w.data)) return true;
@@ -200,7 +201,8 @@ export class WasmBackend {
     if (!Number.isInteger(row) || row < 0 || row >= nOut) throw new InvalidOptionError(`row ${row} is outside ${w.name ?? 'the weight'} (${nOut} rows)`);
     const p = this.weightPtr(w.data);
     let src = p + row * rb;
-    if (row < (nOut & ~3)) {
+    // grouped rows (the first 4·⌊nOut/4⌋), or any row of a packed Q6_K matrix (relaxed build)
+    if (row < (nOut & ~3) || w.type === GGMLType.Q6_K) {
       src = this.stage('row.gguf', rb);
       this.kernels.gatherRowAt(src, p, row, rb, cb, nIn, nOut, this.stage('row.group', 4 * rb));
     }

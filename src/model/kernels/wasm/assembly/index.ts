@@ -2,10 +2,10 @@
 // same code on the same bytes); the host owns all allocation above heapBase().
 import { BF16, F16, dequantRow, dotF32, dotHalfScaled, dotRow, rowBytes, scaleHalfX } from './rows';
 import { hsum, madd, sum32 } from './simd';
-import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
+import { compactInt8, dotQ2K, dotQ3K, dotQ4K, dotQ6Kd, dotQ6Kp, q6GroupSums, dotRowQ, hasIntDot, rowQ4Kx2r, rowQ5Kx2r, rowQ6Kx2r } from './q8';
 import { F32, Q2_K, Q3_K, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
 import { dequantGroupHalf, group4x2F32, rows4BF16, rows4F32, rows4Half, rows4HalfChunks, rows4Q4K, rows4Q4KT, rows4Q4_0, rows4Q5K, rows4Q8_0 } from './rows4';
-import { bandGroup, bandGroup4x2, bandRows, bandRowsDot, bandValues, blockStride, chunkBytes, dequantBandGroup, gatherRow, gatherRowAt, rowIn, transposed } from './interleave';
+import { Q6_PACKED, bandGroup, bandGroup4x2, bandRows, bandRowsDot, bandValues, blockStride, chunkBytes, dequantBandGroup, gatherRow, gatherRowAt, groupedRows, rowIn, transposed, unpackRowQ6 } from './interleave';
 import { quadRows } from './panel';
 export { rowBytes, dotRow, dequantRow, scaleHalfX } from './rows';
 export { quantizeBlocks, quantizeBlocksI8, compactInt8, dotRowQ, hasIntDot } from './q8';
@@ -71,7 +71,7 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
   const rb = rowBytes(type, nIn);
   const xb = <usize>nIn << 2;
   const cb = (typeFlags & INTERLEAVED) != 0 ? chunkBytes(type, nIn) : 0;
-  const n4 = cb != 0 ? nOut & ~3 : 0, gbuf = scratch + xb;
+  const n4 = groupedRows(cb, nOut), gbuf = scratch + xb;
   if ((typeFlags & QUADS) != 0) {
     // xq: the activations interleaved four tokens at a time (panel.ts quantizeQuads), whatever the
     // token count (a host threshold of one token asks for quads for a single token too; the
@@ -79,8 +79,8 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     quadRows(type, out, w, rb, cb, n4, xq, nIn, nOut, nTok, r0, r1, scratch);
     return;
   }
-  if (cb != 0 && nTok == 1 && decodeInterleaved(type, cb, out, w, rb, x, xs, xq, xd, nIn, nOut, r0, r1, scratch)) return;
-  if (nTok == 1 && xq != 0 && cb == 0 && (type == Q2_K || type == Q3_K || type == Q4_K || type == Q5_K || type == Q6_K)) {
+  if (cb != 0 && cb != Q6_PACKED && nTok == 1 && decodeInterleaved(type, cb, out, w, rb, x, xs, xq, xd, nIn, nOut, r0, r1, scratch)) return;
+  if (nTok == 1 && xq != 0 && (cb == 0 || cb == Q6_PACKED) && (type == Q2_K || type == Q3_K || type == Q4_K || type == Q5_K || type == Q6_K)) {
     // K-quant decode: the row kernel called straight from a loop per type (through dotRowQ and the
     // general loop below, the per-row overhead was a tenth of the decode time)
     if (type == Q4_K) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ4K(false, w + <usize>r * rb, xq, xd, xs, nIn, o)); }
@@ -93,7 +93,8 @@ export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize
     } else {
       // 32·Σx per 16-value group once for all rows (dotQ6Kd), in this thread's scratch
       if (ASC_FEATURE_RELAXED_SIMD) q6GroupSums(scratch, xq, nIn);
-      for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ6Kd(w + <usize>r * rb, xq, xd, scratch, nIn, o)); }
+      if (cb == Q6_PACKED) for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ6Kp(w + <usize>r * rb, xq, xd, scratch, nIn, o)); }
+      else for (let r = r0; r < r1; r++) { const o = out + (<usize>r << 2); store<f32>(o, dotQ6Kd(w + <usize>r * rb, xq, xd, scratch, nIn, o)); }
     }
     return;
   }
@@ -282,6 +283,7 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
 /** Row r in GGUF order: in place, or (rows of interleaved groups) copied to gbuf (rb bytes; 4·rb more after them for a banded row). */
 // @ts-ignore: decorator
 @inline function rowAt(w: usize, r: i32, rb: usize, cb: usize, n4: i32, gbuf: usize): usize {
+  if (cb == Q6_PACKED) { unpackRowQ6(gbuf, w + <usize>r * rb, rb); return gbuf; }
   if (r >= n4) return w + <usize>r * rb;
   // a banded row (f32/f16/bf16, interleave.ts): its group is copied to the 4·rb bytes after gbuf first
   const n = bandValues(rb, cb);

@@ -10,7 +10,10 @@
 // so that the decode kernels (rows4.ts rows4Q4_0, rows4Q8_0) keep each row in its own lane and
 // load the four scales at once. In the relaxed build a grouped Q4_K super-block is transposed the
 // same way (the four rows' 16-byte headers, then 32 vectors of four rows' quant words: rows4Q4KT).
-// Every scale and quant byte keeps its encoding.
+// Every scale and quant byte keeps its encoding. In the relaxed build a Q6_K matrix is packed
+// instead, row by row without groups: each super-block's quant bits are rearranged in place so
+// that the decode kernel and the prefill panels take the 6-bit values out with fewer operations
+// (q8.ts q6Pack; the scales and d keep their bytes).
 // Wide f32 matrices (rows of BAND_MIN_COLS values or more: more than 1024) go one step further: each band of
 // eight groups (32 rows) is stored column block by column block (BAND_COLS values), and inside a
 // block group by group, each group's chunks in order. A decode step then streams the band once,
@@ -27,8 +30,26 @@
 // same decode step, banded 1.01–1.02× (one thread; two threads 1.08–1.28 → 0.99–1.08; BF16
 // 1.18 → 1.08): about 4% of a one-thread F16 decode step. The rows past the last whole band are
 // grouped as above. groupAt returns a group in the plain grouped order (a copy, for banded rows).
-import { BF16, F16, F32, Q4_0, Q4_K, Q5_K, Q8_0 } from './rows';
+import { BF16, F16, F32, Q4_0, Q4_K, Q5_K, Q6_K, Q8_0 } from './rows';
+import { q6Pack, q6Unpack } from './q8';
 import { dequantGroupHalf, group4x2F32Run, rows4BF16Run, rows4F32Run, rows4HalfRun } from './rows4';
+
+/**
+ * chunkBytes of a Q6_K matrix in the relaxed build: its super-blocks are packed in place (q8.ts
+ * q6Pack, which the decode kernel dotQ6Kp and the prefill panels read), row by row: no groups.
+ */
+export const Q6_PACKED: usize = 210;
+
+/** Rows of an interleaved matrix kept in four-row groups (the first 4·⌊nOut/4⌋; none for packed Q6_K). */
+// @ts-ignore: decorator
+@inline export function groupedRows(cb: usize, nOut: i32): i32 {
+  return cb != 0 && cb != Q6_PACKED ? nOut & ~3 : 0;
+}
+
+/** Copy the packed Q6_K row at src (rb bytes) to dst in GGUF order. */
+export function unpackRowQ6(dst: usize, src: usize, rb: usize): void {
+  for (let o: usize = 0; o < rb; o += Q6_PACKED) q6Unpack(dst + o, src + o);
+}
 
 /** Values per column block of a band, rows per band, and the row length from which f32/f16/bf16 matrices are banded. */
 export const BAND_COLS: i32 = 512, BAND_ROWS: i32 = 32, BAND_MIN_COLS: i32 = 1025;
@@ -131,6 +152,7 @@ export function groupAt(dst: usize, w: usize, g: i32, rb: usize, cb: usize, n: i
 
 /** Copy row r (< 4·⌊nOut/4⌋) of an interleaved matrix into dst in GGUF order (tmp: 4·rb bytes for a banded row's group). */
 export function gatherRowAt(dst: usize, w: usize, r: i32, rb: usize, cb: usize, n: i32, nOut: i32, tmp: usize): void {
+  if (cb == Q6_PACKED) { unpackRowQ6(dst, w + <usize>r * rb, rb); return; }
   gatherRow(dst, groupAt(tmp, w, r >> 2, rb, cb, n, nOut), r & 3, rb, cb);
 }
 
@@ -144,6 +166,7 @@ export function chunkBytes(type: i32, n: i32): usize {
   if (type == Q4_0 && (n & 31) == 0) return 18;
   if (type == Q4_K && (n & 255) == 0) return 144;
   if (type == Q5_K && (n & 255) == 0) return 176;
+  if (ASC_FEATURE_RELAXED_SIMD && type == Q6_K && (n & 255) == 0) return Q6_PACKED;
   if (type == F32 && (n & 15) == 0) return 64;
   if ((type == F16 || type == BF16) && (n & 15) == 0) return 32;
   return 0;
@@ -173,6 +196,12 @@ export function chunkBytes(type: i32, n: i32): usize {
  * bytes, BAND_ROWS·rb for a banded matrix (interleaveTmpBytes).
  */
 export function interleaveRows(w: usize, rb: usize, cb: usize, nOut: i32, tmp: usize): void {
+  if (cb == Q6_PACKED) {
+    // Q6_K: every row's super-blocks packed in place (q8.ts q6Pack); rows are not grouped
+    const end = w + <usize>nOut * rb;
+    for (let p = w; p < end; p += Q6_PACKED) q6Pack(p);
+    return;
+  }
   groupRows(w, rb, cb, nOut, tmp);
   const n = bandValues(rb, cb), nb = bandRows(cb, n, nOut), vs = valueShift(rb, n);
   // bands: from eight groups one after another to column blocks (see the file comment)

@@ -23,8 +23,8 @@
 //    sub-block; Q6_K: d·scale of its two 16-value sub-blocks).
 import { half, halfK, madd } from './simd';
 import { Q4_0, Q4_K, Q5_K, Q6_K, Q8_0, minK, scaleK } from './rows';
-import { QC, quantizeBlocks, quantizeBlocksI8 } from './q8';
-import { blockStride, groupQuants, kQuants, rowIn, transposed } from './interleave';
+import { P6_MASKS, QC, q6TopGroup, quantizeBlocks, quantizeBlocksI8 } from './q8';
+import { Q6_PACKED, blockStride, groupQuants, kQuants, rowIn, transposed } from './interleave';
 
 const QUAD_I8: usize = 208, QUAD_I16: usize = 336;
 /** Where the per-token values sit in a quad block, in bytes before its end (see above). */
@@ -208,9 +208,21 @@ export function quantizeQuads(type: i32, dst: usize, x: usize, n: i32, nTok: i32
       // = low or high nibble (g/2) of ql[64h + 32(g%2) + l] | bits 2g, 2g+1 of qh[32h + l] << 4
       const q = p + <usize>(b >> 3) * bs, i = b & 7, h = <usize>(i >> 2), g = i & 3;
       const ql = q + (h << 6) + (<usize>(g & 1) << 5), qh = q + 128 + (h << 5), sc = q + 192 + (h << 3) + <usize>(g << 1);
-      const sl = (g >> 1) << 2, sh = g << 1, m3 = v128.load(QC, 160);
-      lo = v128.or(v128.and(i16x8.shr_u(v128.load(ql), sl), m4), i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh), sh), m3), 4));
-      hi = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 16), sl), m4), i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh, 16), sh), m3), 4));
+      if (j == -2) {
+        // packed (q8.ts q6Pack): groups 2g and 2g + 1 of the half's six vectors at q + 96h
+        const v = q + h * 96, m3f = v128.load(P6_MASKS), mc = v128.load(P6_MASKS, 16);
+        if (g < 3) {
+          lo = v128.and(v128.load(v + (<usize>g << 5)), m3f);
+          hi = v128.and(v128.load(v + (<usize>g << 5), 16), m3f);
+        } else {
+          lo = q6TopGroup(v128.load(v), v128.load(v, 16), v128.load(v, 32), mc);
+          hi = q6TopGroup(v128.load(v, 48), v128.load(v, 64), v128.load(v, 80), mc);
+        }
+      } else {
+        const sl = (g >> 1) << 2, sh = g << 1, m3 = v128.load(QC, 160);
+        lo = v128.or(v128.and(i16x8.shr_u(v128.load(ql), sl), m4), i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh), sh), m3), 4));
+        hi = v128.or(v128.and(i16x8.shr_u(v128.load(ql, 16), sl), m4), i16x8.shl(v128.and(i16x8.shr_u(v128.load(qh, 16), sh), m3), 4));
+      }
       const dq = halfK(load<u16>(q, 208));
       v128.store(d + pb - 32, f32x4.splat(dq * <f32>load<i8>(sc)));
       v128.store(d + pb - 16, f32x4.splat(dq * <f32>load<i8>(sc, 1)));
@@ -334,6 +346,7 @@ function quadRowsQ6_K(out: usize, w: usize, rb: usize, cb: usize, n4: i32, xt: u
 // @ts-ignore: decorator
 @inline function panelOf(type: i32, dst: usize, w: usize, r: i32, rb: usize, cb: usize, n4: i32, plain: usize, nb: i32): void {
   if (transposed(cb) && r < n4) buildPanel(type, dst, w + <usize>(r & ~3) * rb, cb << 2, nb, r & 3);
+  else if (type == Q6_K && cb == Q6_PACKED) buildPanel(type, dst, w + <usize>r * rb, plain, nb, -2); // (packed rows, q8.ts q6Pack)
   else buildPanel(type, dst, rowIn(w, r, rb, cb, n4), blockStride(r, cb, n4, plain), nb, -1);
 }
 
