@@ -89,9 +89,10 @@ test('packed Q6_K (relaxed build): every path gives the bits of the GGUF-order r
     for (const nOut of [1, 4, 7, 13, 130]) {
       const w = randWeight(rng, type, nIn, nOut);
       const wf = weightToF32(w, nIn, nOut);
-      const plain = copyOf(w, nIn, nOut), w1 = copyOf(w, nIn, nOut), w2 = copyOf(w, nIn, nOut);
+      const plain = copyOf(w, nIn, nOut), w1 = copyOf(w, nIn, nOut), w2 = copyOf(w, nIn, nOut), we = copyOf(w, nIn, nOut);
       assert.equal(one.interleave(w1), nOut >= 4);
       assert.equal(two.interleave(w2), nOut >= 4);
+      assert.equal(exactOne.interleave(we), nOut >= 4);
       // decode (dotQ6Kp), a few tokens (rows unpacked into GGUF order), quads (8+ tokens: packed panels)
       for (const nTok of [1, 3, 9, 21]) {
         const x = randF32(rng, nIn * nTok);
@@ -104,6 +105,12 @@ test('packed Q6_K (relaxed build): every path gives the bits of the GGUF-order r
         assertClose(a, y, mag, wf, x, type, true, nIn, nOut, nTok, 'packed');
         assert.deepEqual(a, want, `nIn=${nIn} nOut=${nOut} nTok=${nTok}: packed rows differ from GGUF-order rows`);
         assert.deepEqual(b, a, `nIn=${nIn} nOut=${nOut} nTok=${nTok}: 2 threads differ from 1`);
+        // without int8 activations: rows unpacked for the f32 kernels
+        const e = new Float32Array(nOut * nTok), ePlain = new Float32Array(nOut * nTok);
+        exactOne.matmul(e, we, x, nIn, nOut, nTok);
+        exactOne.matmul(ePlain, plain, x, nIn, nOut, nTok);
+        assertClose(e, y, mag, wf, x, type, false, nIn, nOut, nTok, 'packed, f32 path');
+        assert.deepEqual(e, ePlain, `nIn=${nIn} nOut=${nOut} nTok=${nTok}: packed f32 path differs from GGUF-order rows`);
       }
       const got = new Float32Array(nIn), ref = new Float32Array(nIn);
       for (let r = 0; r < nOut; r++) {

@@ -63,8 +63,9 @@ const QTILE: i32 = 16;
  * dequantized once per tile into `scratch` (nIn f32) and dotted with every token of the tile.
  * `xs`: Σx per 32-element block per token ((nTok, nIn/32) f32) for formats with a min term.
  * `typeFlags`: the GGML type, | INTERLEAVED when the matrix was rearranged by interleaveRows:
- * decode then runs the four-row kernels of rows4.ts; other paths read each row through a copy
- * in GGUF order (gatherRow, into `scratch` after the nIn f32 of the dequantized row).
+ * decode then runs the four-row kernels of rows4.ts (a packed Q6_K matrix: dotQ6Kp row by row,
+ * and the prefill panels read its packed rows); other paths read each row through a copy in GGUF
+ * order (gatherRow, unpackRowQ6, into `scratch` after the nIn f32 of the dequantized row).
  */
 export function matmul(typeFlags: i32, out: usize, w: usize, x: usize, xs: usize, xq: usize, xd: usize, nIn: i32, nOut: i32, nTok: i32, r0: i32, r1: i32, scratch: usize): void {
   const type = typeFlags & 0xff;
@@ -280,7 +281,7 @@ function prefillRows(type: i32, out: usize, w: usize, x: usize, rb: usize, cb: u
   else rowQ6Kx2r(row, xq, xd, qb, dd, n, out, os);
 }
 
-/** Row r in GGUF order: in place, or (rows of interleaved groups) copied to gbuf (rb bytes; 4·rb more after them for a banded row). */
+/** Row r in GGUF order: in place, or (rows of interleaved groups, any packed Q6_K row) copied to gbuf (rb bytes; 4·rb more after them for a banded row). */
 // @ts-ignore: decorator
 @inline function rowAt(w: usize, r: i32, rb: usize, cb: usize, n4: i32, gbuf: usize): usize {
   if (cb == Q6_PACKED) { unpackRowQ6(gbuf, w + <usize>r * rb, rb); return gbuf; }
