@@ -199,13 +199,10 @@ export class WasmBackend {
     const rb = this.kernels.rowBytes(w.type, nIn), cb = this.kernels.chunkBytes(w.type, nIn);
     const nOut = Math.floor(w.data.byteLength / rb);
     if (!Number.isInteger(row) || row < 0 || row >= nOut) throw new InvalidOptionError(`row ${row} is outside ${w.name ?? 'the weight'} (${nOut} rows)`);
-    const p = this.weightPtr(w.data);
-    let src = p + row * rb;
-    // grouped rows (the first 4·⌊nOut/4⌋), or any row of a packed Q6_K matrix (relaxed build)
-    if (row < (nOut & ~3) || w.type === GGMLType.Q6_K) {
-      src = this.stage('row.gguf', rb);
-      this.kernels.gatherRowAt(src, p, row, rb, cb, nIn, nOut, this.stage('row.group', 4 * rb));
-    }
+    // the row in GGUF order, whichever layout holds it (the kernel module knows which: grouped,
+    // banded, packed Q6_K, or a trailing row as it is)
+    const src = this.stage('row.gguf', rb);
+    this.kernels.gatherRowAt(src, this.weightPtr(w.data), row, rb, cb, nIn, nOut, this.stage('row.group', 4 * rb));
     const op = this.output(out, 'row', nIn, outOff);
     this.kernels.dequantRow(w.type, src, op, nIn);
     this.finish(out, op, nIn, outOff);

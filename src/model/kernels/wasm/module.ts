@@ -40,7 +40,7 @@ export interface KernelExports {
   bandRows(cb: number, n: number, nOut: number): number;
   /** Copy row j (0..3) of the interleaved group at `group` to dst in GGUF order. */
   gatherRow(dst: number, group: number, j: number, rb: number, cb: number): void;
-  /** Copy row r (< 4·⌊nOut/4⌋) of the interleaved matrix at w (n values per row) to dst in GGUF order; tmp: 4·rb bytes. */
+  /** Copy row r (any of the nOut) of the interleaved matrix at w (n values per row) to dst in GGUF order; tmp: 4·rb bytes. */
   gatherRowAt(dst: number, w: number, r: number, rb: number, cb: number, n: number, nOut: number, tmp: number): void;
   matmul(type: number, out: number, w: number, x: number, xs: number, xq: number, xd: number, nIn: number, nOut: number, nTok: number, r0: number, r1: number, scratch: number): void;
   /** matmul over nSeg weights sharing x as one matrix (segs: nSeg × i32 [w, out, rows]); rows [r0, r1) of the concatenation. */

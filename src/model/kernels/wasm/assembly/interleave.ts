@@ -150,9 +150,14 @@ export function groupAt(dst: usize, w: usize, g: i32, rb: usize, cb: usize, n: i
   return dst;
 }
 
-/** Copy row r (< 4·⌊nOut/4⌋; packed Q6_K: any row) of an interleaved matrix into dst in GGUF order (tmp: 4·rb bytes for a banded row's group). */
+/**
+ * Copy row r (any of the nOut) of an interleaved matrix into dst in GGUF order: a row of a group
+ * gathered from it, a packed Q6_K row unpacked, a trailing row (past the groups) copied as it is.
+ * tmp: 4·rb bytes for a banded row's group.
+ */
 export function gatherRowAt(dst: usize, w: usize, r: i32, rb: usize, cb: usize, n: i32, nOut: i32, tmp: usize): void {
   if (cb == Q6_PACKED) { unpackRowQ6(dst, w + <usize>r * rb, rb); return; }
+  if (r >= groupedRows(cb, nOut)) { memory.copy(dst, w + <usize>r * rb, rb); return; }
   gatherRow(dst, groupAt(tmp, w, r >> 2, rb, cb, n, nOut), r & 3, rb, cb);
 }
 
